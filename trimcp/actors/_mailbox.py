@@ -1,0 +1,234 @@
+"""A bounded, single-consumer mailbox with a small unbounded lane for runtime notices.
+
+Why not a plain trio memory channel: the runtime must deliver a few kinds of message that may
+never wait for space — a monitor's ``Down``, a supervisor's "child exited", a timer firing —
+because the sender is itself exiting or is the runtime. Those go into the *system lane*, which
+is served first and whose size is bounded by what the program set up (one ``Down`` per monitor,
+one exit per child, one message per armed timer), not by traffic. Everything users send goes
+into the *user lane*, bounded by ``capacity``.
+
+Full-mailbox policy, stated once:
+
+* ``put`` waits for space (backpressure), in FIFO order of waiting senders.
+* ``put_nowait`` raises ``trio.WouldBlock`` at once and sends nothing.
+* ``put_overflow`` appends past the bound. The runtime uses it only to break a wait cycle
+  between actors (see ``_ref.py``); each use is counted in ``statistics().overflowed``.
+* ``close`` wakes every waiting sender with ``trio.ClosedResourceError`` and hands back what
+  was still queued, so the owner can fail pending calls instead of leaving them hanging.
+
+The mechanics copy ``trio._channel``: check for cancellation first, park when blocked, and take
+a cancel-shielded checkpoint after a non-blocking success, so every send and receive is a
+scheduling point exactly like a memory channel's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Generic, TypeVar, final
+
+import outcome
+import trio
+
+T = TypeVar("T")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class MailboxStatistics:
+    """A snapshot of a mailbox.
+
+    Attributes:
+        length: messages queued now, both lanes.
+        capacity: the bound of the user lane.
+        peak: the largest ``length`` seen so far.
+        overflowed: messages let past the bound to break a wait cycle.
+        waiting_senders: tasks blocked in ``put``.
+        closed: whether the owner closed it.
+    """
+
+    length: int
+    capacity: int
+    peak: int
+    overflowed: int
+    waiting_senders: int
+    closed: bool
+
+
+@final
+class Mailbox(Generic[T]):
+    """Bounded FIFO with one consumer; see the module docstring for the full-mailbox policy."""
+
+    __slots__ = (
+        "_capacity",
+        "_closed",
+        "_overflowed",
+        "_peak",
+        "_receiver",
+        "_senders",
+        "_system",
+        "_user",
+    )
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"mailbox capacity must be at least 1, got {capacity}")
+        self._capacity = capacity
+        self._user: deque[T] = deque()
+        self._system: deque[T] = deque()
+        self._receiver: trio.lowlevel.Task | None = None
+        self._senders = trio.lowlevel.ParkingLot()
+        self._closed = False
+        self._peak = 0
+        self._overflowed = 0
+
+    @property
+    def capacity(self) -> int:
+        """The bound of the user lane."""
+        return self._capacity
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` has been called."""
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self._user) + len(self._system)
+
+    def full(self) -> bool:
+        """Return whether a ``put`` would wait now."""
+        return len(self._user) >= self._capacity
+
+    def _delivered(self) -> None:
+        size = len(self._user) + len(self._system)
+        if size > self._peak:
+            self._peak = size
+        receiver = self._receiver
+        if receiver is not None:
+            self._receiver = None
+            trio.lowlevel.reschedule(receiver, outcome.Value(None))
+
+    def put_nowait(self, item: T) -> None:
+        """Queue ``item`` in the user lane without waiting.
+
+        Raises:
+            trio.WouldBlock: the user lane is full; nothing was queued.
+            trio.ClosedResourceError: the mailbox is closed.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError
+        if len(self._user) >= self._capacity:
+            raise trio.WouldBlock
+        self._user.append(item)
+        self._delivered()
+
+    async def put(self, item: T) -> None:
+        """Queue ``item`` in the user lane, waiting for space if it is full.
+
+        If cancelled while waiting, nothing was queued.
+
+        Raises:
+            trio.ClosedResourceError: the mailbox is (or became, while waiting) closed.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._closed:
+            raise trio.ClosedResourceError
+        if len(self._user) < self._capacity and not self._senders:
+            self._user.append(item)
+            self._delivered()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        while True:
+            await self._senders.park()
+            if self._closed:
+                raise trio.ClosedResourceError
+            if len(self._user) < self._capacity:
+                self._user.append(item)
+                self._delivered()
+                self._wake_next_sender()
+                return
+
+    def put_system(self, item: T) -> None:
+        """Queue ``item`` in the unbounded system lane, served before the user lane.
+
+        Raises:
+            trio.ClosedResourceError: the mailbox is closed.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError
+        self._system.append(item)
+        self._delivered()
+
+    def put_overflow(self, item: T) -> None:
+        """Queue ``item`` in the user lane past its bound (to break a wait cycle).
+
+        Raises:
+            trio.ClosedResourceError: the mailbox is closed.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError
+        self._overflowed += 1
+        self._user.append(item)
+        self._delivered()
+
+    def _wake_next_sender(self) -> None:
+        if self._senders and len(self._user) < self._capacity:
+            self._senders.unpark()
+
+    async def get(self) -> T:
+        """Take the next item, system lane first, waiting while both lanes are empty.
+
+        Raises:
+            trio.ClosedResourceError: the mailbox is closed.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if not (self._system or self._user):
+            if self._closed:
+                raise trio.ClosedResourceError
+            self._receiver = trio.lowlevel.current_task()
+
+            def abort(_: object) -> trio.lowlevel.Abort:
+                self._receiver = None
+                return trio.lowlevel.Abort.SUCCEEDED
+
+            await trio.lowlevel.wait_task_rescheduled(abort)
+            # Woken by a put or by close(); only the latter leaves both lanes empty.
+            if not (self._system or self._user):
+                raise trio.ClosedResourceError
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        if self._system:
+            return self._system.popleft()
+        item = self._user.popleft()
+        self._wake_next_sender()
+        return item
+
+    def close(self) -> list[T]:
+        """Close the mailbox and return what was queued (system lane first).
+
+        Waiting senders and the waiting receiver are woken with ``trio.ClosedResourceError``.
+        Closing twice returns an empty list the second time.
+        """
+        if self._closed:
+            return []
+        self._closed = True
+        leftovers = [*self._system, *self._user]
+        self._system.clear()
+        self._user.clear()
+        self._senders.unpark_all()
+        receiver = self._receiver
+        if receiver is not None:
+            self._receiver = None
+            trio.lowlevel.reschedule(receiver, outcome.Value(None))
+        return leftovers
+
+    def statistics(self) -> MailboxStatistics:
+        """Return a snapshot of the mailbox."""
+        return MailboxStatistics(
+            length=len(self._user) + len(self._system),
+            capacity=self._capacity,
+            peak=self._peak,
+            overflowed=self._overflowed,
+            waiting_senders=len(self._senders),
+            closed=self._closed,
+        )

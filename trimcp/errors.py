@@ -1,0 +1,222 @@
+"""Every public trimcp exception, in one hierarchy.
+
+This module imports nothing from trimcp, so any layer may raise these. The runtime errors
+(``ActorError``, ``SupervisorError``) know nothing of MCP; the protocol errors are added by the
+protocol layer's issue and map to JSON-RPC error codes there.
+
+Naming follows trio's split between *closed by you* and *broken by them*: ``MailboxClosed``
+means this side closed the mailbox, ``ActorGone`` means the actor exited under the caller.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class TrimcpError(Exception):
+    """Base class of every exception trimcp raises on purpose."""
+
+
+# --- the actor runtime ---------------------------------------------------------------------
+
+
+class ActorError(TrimcpError):
+    """Something went wrong talking to, or running, an actor."""
+
+
+class ActorGone(ActorError):
+    """The actor exited before it could take or answer the message.
+
+    ``reason`` is the actor's exit reason (an ``ExitReason``); it is typed as ``object`` here so
+    that this module stays free of runtime imports.
+    """
+
+    def __init__(self, actor: str, reason: object) -> None:
+        super().__init__(
+            f"actor {actor!r} has exited ({reason}); start it again or look it up anew"
+        )
+        self.actor = actor
+        self.reason = reason
+
+
+class CallTimeout(ActorError):
+    """No reply arrived within the call's timeout. A late reply is dropped."""
+
+    def __init__(self, actor: str, message: object, timeout: float) -> None:
+        super().__init__(
+            f"call to actor {actor!r} got no reply within {timeout:g} s "
+            f"(message {type(message).__name__}); the actor is busy, blocked or overloaded"
+        )
+        self.actor = actor
+        self.message = message
+        self.timeout = timeout
+
+
+class CallingSelf(ActorError):
+    """An actor called itself from its own task; that would wait forever, so it is refused."""
+
+    def __init__(self, actor: str) -> None:
+        super().__init__(
+            f"actor {actor!r} called itself from its own task, which would deadlock; "
+            "handle the message directly or use cast"
+        )
+        self.actor = actor
+
+
+class MailboxFull(ActorError):
+    """``cast_nowait`` found the actor's bounded mailbox full. Nothing was sent."""
+
+    def __init__(self, actor: str, capacity: int) -> None:
+        super().__init__(
+            f"mailbox of actor {actor!r} is full ({capacity} messages); "
+            "use cast() to wait for space, or raise the actor's mailbox_size"
+        )
+        self.actor = actor
+        self.capacity = capacity
+
+
+class MailboxClosed(ActorError):
+    """This side closed the mailbox and then tried to use it."""
+
+
+class MessageRefused(ActorError):
+    """The actor's current phase does not accept this kind of message."""
+
+    def __init__(self, actor: str, phase: str, message: object) -> None:
+        super().__init__(
+            f"actor {actor!r} is in phase {phase!r}, which does not accept "
+            f"{type(message).__name__} messages"
+        )
+        self.actor = actor
+        self.phase = phase
+        self.message = message
+
+
+class InvalidTransition(ActorError):
+    """A phase table has no entry for this (phase, event) pair."""
+
+    def __init__(self, phase: str, event: str) -> None:
+        super().__init__(f"no transition from phase {phase!r} on event {event!r}")
+        self.phase = phase
+        self.event = event
+
+
+class AlreadyRegistered(ActorError):
+    """Another live actor already holds this registry name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"the name {name!r} is already registered to a live actor; "
+            "pick another name or stop that actor first"
+        )
+        self.name = name
+
+
+class NotRegistered(ActorError):
+    """No live actor is registered under this name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no live actor is registered as {name!r}")
+        self.name = name
+
+
+# --- supervision ---------------------------------------------------------------------------
+
+
+class SupervisorError(TrimcpError):
+    """A supervisor could not do what it was asked."""
+
+
+class InvalidChildSpec(SupervisorError):
+    """A ChildSpec (or a supervisor's flags) break one of OTP's rules."""
+
+
+class StartFailed(SupervisorError):
+    """A child's start function raised before it reported itself started.
+
+    The original exception is ``__cause__``.
+    """
+
+    def __init__(self, supervisor: str, child_id: str, error: BaseException) -> None:
+        super().__init__(f"supervisor {supervisor!r} could not start child {child_id!r}: {error!r}")
+        self.supervisor = supervisor
+        self.child_id = child_id
+
+
+class ChildNotFound(SupervisorError):
+    """No child with this id exists under the supervisor."""
+
+    def __init__(self, supervisor: str, child_id: str) -> None:
+        super().__init__(f"supervisor {supervisor!r} has no child {child_id!r}")
+        self.supervisor = supervisor
+        self.child_id = child_id
+
+
+class DuplicateChild(SupervisorError):
+    """A child with this id already exists under the supervisor."""
+
+    def __init__(self, supervisor: str, child_id: str) -> None:
+        super().__init__(f"supervisor {supervisor!r} already has a child {child_id!r}")
+        self.supervisor = supervisor
+        self.child_id = child_id
+
+
+class RestartIntensityExceeded(SupervisorError):
+    """More restarts than the supervisor's intensity allows within its period.
+
+    The supervisor has stopped all its children (in reverse start order) and exits with this
+    error so that its own parent decides what happens next.
+    """
+
+    def __init__(
+        self, supervisor: str, intensity: int, period: float, last_failures: Sequence[str]
+    ) -> None:
+        failures = ", ".join(last_failures) or "none recorded"
+        super().__init__(
+            f"supervisor {supervisor!r} gave up: more than {intensity} restart(s) within "
+            f"{period:g} s (recent failures: {failures})"
+        )
+        self.supervisor = supervisor
+        self.intensity = intensity
+        self.period = period
+        self.last_failures = tuple(last_failures)
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+class ConfigError(TrimcpError):
+    """A configuration file is missing, malformed, or holds a key or value trimcp cannot use.
+
+    The message names the file, the key path, what was given and what was expected, so that it
+    can be printed to a person as is.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        given: str | None = None,
+        expected: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.file = file
+        self.key = key
+        self.given = given
+        self.expected = expected
+
+
+# --- transports ------------------------------------------------------------------------------
+
+
+class TransportClosed(TrimcpError):
+    """This side closed the transport and then tried to use it."""
+
+
+class TransportBroken(TrimcpError):
+    """The peer or the network broke the transport."""
