@@ -213,7 +213,8 @@ class Actor:
         if self._cell is not None:
             raise ActorError("an Actor instance runs once; create a new instance to restart it")
         cell = ActorCell(
-            name or f"{type(self).__name__}-",
+            name,
+            type(self).__name__,
             mailbox_size or self.mailbox_size,
             self.phase_table,
         )

@@ -55,10 +55,12 @@ class ActorCell:
         "task",
     )
 
-    def __init__(self, name: str, mailbox_size: int, phase_table: PhaseTable) -> None:
+    def __init__(
+        self, name: str | None, kind: str, mailbox_size: int, phase_table: PhaseTable
+    ) -> None:
         self.id = next(_ids)
-        # Unnamed actors get "<Class>-<n>", unique within the process.
-        self.name = name if not name.endswith("-") else f"{name}{self.id}"
+        # Unnamed actors are called "<kind>-<n>", unique within the process.
+        self.name = name or f"{kind}-{self.id}"
         self.mailbox: Mailbox[Envelope] = Mailbox(mailbox_size)
         self.phase_table = phase_table
         self.phase: Phase = phase_table.initial
