@@ -1,0 +1,57 @@
+"""Supervision: OTP supervisors, child specs, restart intensity and the application.
+
+A supervisor is an actor (``trimcp.actors``) that starts children from ``ChildSpec``s,
+restarts them by strategy (``one_for_one``, ``one_for_all``, ``rest_for_one``,
+``simple_one_for_one``) within a restart intensity, and stops them in reverse start order,
+each within its ``shutdown`` budget. ``open_application`` / ``run_application`` run the root
+supervisor from a ``SysConfig``, embedded in a trio program or as the daemon.
+
+Not here: anything about MCP. The pure decisions live in ``_strategy.py`` and
+``_intensity.py``; ``_supervisor.py`` carries them out.
+"""
+
+from ._api import count_children as count_children
+from ._api import delete_child as delete_child
+from ._api import open_supervisor as open_supervisor
+from ._api import restart_child as restart_child
+from ._api import start_child as start_child
+from ._api import supervisor_spec as supervisor_spec
+from ._api import terminate_child as terminate_child
+from ._api import which_children as which_children
+from ._application import Application as Application
+from ._application import open_application as open_application
+from ._application import run_application as run_application
+from ._child_spec import BRUTAL_KILL as BRUTAL_KILL
+from ._child_spec import ChildOptions as ChildOptions
+from ._child_spec import ChildSpec as ChildSpec
+from ._intensity import add_restart as add_restart
+from ._strategy import affected_children as affected_children
+from ._strategy import SupervisorFlags as SupervisorFlags
+from ._strategy import should_restart as should_restart
+from ._supervisor import ChildCounts as ChildCounts
+from ._supervisor import ChildInfo as ChildInfo
+from ._supervisor import Supervisor as Supervisor
+
+__all__ = [
+    "BRUTAL_KILL",
+    "Application",
+    "ChildCounts",
+    "ChildInfo",
+    "ChildOptions",
+    "ChildSpec",
+    "Supervisor",
+    "SupervisorFlags",
+    "add_restart",
+    "affected_children",
+    "count_children",
+    "delete_child",
+    "open_application",
+    "open_supervisor",
+    "restart_child",
+    "run_application",
+    "should_restart",
+    "start_child",
+    "supervisor_spec",
+    "terminate_child",
+    "which_children",
+]
