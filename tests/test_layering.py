@@ -1,0 +1,69 @@
+"""The import arrows of STYLE.md section 1, checked with ``ast``.
+
+Each subpackage may import only the trimcp packages listed for it. A new subpackage must be
+added here, which is the point: the layering is decided, not discovered.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "trimcp"
+
+# subpackage (or top-level module) -> trimcp packages it may import
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(),
+    "config": {"errors"},
+    "actors": {"errors"},
+    "supervision": {"errors", "actors", "config"},
+    "testing": {"errors", "actors", "supervision"},
+    "_logging": {"errors", "config"},
+    "cli": {"errors", "config", "actors", "supervision", "_logging"},
+    "__init__": {"errors", "actors", "supervision", "config"},
+    "__main__": {"cli"},
+}
+
+# Packages that must not import trio (sans-IO or plain data).
+NO_TRIO = {"errors", "config"}
+
+
+def _owner(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0].removesuffix(".py")
+
+
+def _imported_trimcp_packages(tree: ast.Module) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "trimcp" and len(parts) > 1:
+                found.add(parts[1])
+            elif parts[0] == "trio":
+                found.add("<trio>")
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_imports_only_lower_layers(path: Path) -> None:
+    owner = _owner(path)
+    assert owner in ALLOWED, f"{owner} is not in the layering table of tests/test_layering.py"
+    imported = _imported_trimcp_packages(ast.parse(path.read_text(encoding="utf-8")))
+    if owner in NO_TRIO:
+        assert "<trio>" not in imported, f"{path} imports trio but {owner} must not"
+    imported.discard("<trio>")
+    imported.discard(owner)
+    forbidden = imported - ALLOWED[owner]
+    assert not forbidden, f"{path} ({owner}) imports {sorted(forbidden)}"
