@@ -7,6 +7,7 @@ subprocess tests start ``python -m trimcp serve`` and stop it with SIGTERM/SIGIN
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -162,3 +163,23 @@ def test_trimcp_serve_refuses_a_broken_config(tmp_path: Path) -> None:
     assert process.returncode == 1
     assert "supervision.intensity" in err
     assert str(broken) in err
+
+
+@pytest.mark.slow
+def test_trimcp_serve_sighup_rereads_the_file_and_applies_logging(tmp_path: Path) -> None:
+    config_file = tmp_path / "sys_config.toml"
+    config_file.write_text('[logging]\nformat = "text"\n', encoding="utf-8")
+    process = _serve("--config", str(config_file))
+    try:
+        _wait_for_line(process, "application trimcp started")
+        config_file.write_text('[logging]\nformat = "json"\n', encoding="utf-8")
+        process.send_signal(signal.SIGHUP)
+        reloaded = _wait_for_line(process, "configuration reloaded")[-1]
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert json.loads(reloaded)["message"].startswith("SIGHUP: configuration reloaded from")
+    assert process.returncode == 0

@@ -1,0 +1,148 @@
+"""The ``trimcp`` command, run in-process through main() and once as a real process."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import trimcp
+from trimcp.cli import main
+from trimcp.config import validate_config
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+BROKEN = '[supervision]\nintensity = "three"\n'
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run each command in an empty directory, with TRIMCP_CONFIG unset and logging restored."""
+    monkeypatch.delenv("TRIMCP_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_check_ok_names_the_files_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main_file = write(tmp_path / "main.toml", 'include = ["more.toml"]\n')
+    more = write(tmp_path / "more.toml", "[actors]\nmailbox_size = 3\n")
+    assert main(["config", "check", str(main_file)]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"OK: configuration is valid; read {main_file}, {more}\n"
+    assert err == ""
+
+
+def test_check_without_any_file_uses_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "check"]) == 0
+    assert "every setting has its default" in capsys.readouterr().out
+
+
+def test_check_reads_the_local_sys_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    local = write(tmp_path / "sys_config.toml", "")
+    assert main(["config", "check"]) == 0
+    assert str(local) in capsys.readouterr().out
+
+
+def test_check_reads_the_file_named_by_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = write(tmp_path / "env.toml", BROKEN)
+    monkeypatch.setenv("TRIMCP_CONFIG", str(broken))
+    assert main(["config", "check"]) == 1
+    assert f"config error in {broken}" in capsys.readouterr().err
+
+
+def test_check_broken_prints_the_error_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = write(tmp_path / "broken.toml", BROKEN)
+    assert main(["config", "check", str(broken)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"config error in {broken}\n")
+    assert "  key:      supervision.intensity\n" in err
+    assert '  given:    "three" (a string)\n' in err
+
+
+def test_check_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = write(tmp_path / "broken.toml", "[supervision\n")
+    assert main(["config", "check", str(broken)]) == 1
+    assert "line 1, column 13" in capsys.readouterr().err
+
+
+def test_show_prints_toml_that_loads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "c.toml", '[logging]\nlevel = "debug"\n')
+    assert main(["config", "show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# the configuration in effect (read: {path})\n")
+    assert validate_config(tomllib.loads(out)) == validate_config({"logging": {"level": "DEBUG"}})
+
+
+def test_show_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "c.toml", "[actors]\nmailbox_size = 2\n")
+    assert main(["config", "show", "--json", str(path)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["sources"] == [str(path)]
+    assert shown["actors"] == {"mailbox_size": 2, "call_timeout": 5.0}
+
+
+def test_show_broken_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = write(tmp_path / "broken.toml", BROKEN)
+    assert main(["config", "show", str(broken)]) == 1
+    assert "supervision.intensity" in capsys.readouterr().err
+
+
+def test_serve_with_a_broken_config_fails_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = write(tmp_path / "broken.toml", BROKEN)
+    assert main(["serve", "--config", str(broken)]) == 1
+    assert f"config error in {broken}" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_with_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([], ["config"], ["config", "frobnicate"], ["serve", "extra"]):
+        with pytest.raises(SystemExit) as caught:
+            main(argv)
+        assert caught.value.code == 2
+    assert "usage: trimcp" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_python_m_trimcp_config_check_broken(tmp_path: Path) -> None:
+    broken = write(tmp_path / "broken.toml", BROKEN)
+    # Point the child at this checkout even when trimcp is not installed.
+    package_root = str(Path(trimcp.__file__).resolve().parents[1])
+    result = subprocess.run(
+        [sys.executable, "-m", "trimcp", "config", "check", "broken.toml"],
+        cwd=tmp_path,
+        env={"PYTHONPATH": package_root, "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"config error in {broken}\n")
+    assert "key:      supervision.intensity" in result.stderr

@@ -1,0 +1,49 @@
+"""Configuration: ``sys_config.toml`` read once into frozen dataclasses.
+
+:func:`load_config` finds the file (explicit path, ``TRIMCP_CONFIG``, ``./sys_config.toml``,
+or none), merges its ``include`` files, checks every key and value against the settings
+dataclasses and returns a :class:`SysConfig`. Anything wrong raises ``ConfigError`` with a
+message naming the file, the key, what was given and what was expected.
+
+This package is deliberately not a live settings registry: there is no global config object.
+The application reads a SysConfig at start (and anew on SIGHUP) and passes it down. It imports
+only the standard library and :mod:`trimcp.errors`, so every layer may use it; the ``trimcp``
+command (``trimcp.cli``) and the application (``trimcp.supervision``) are its callers.
+
+To add a section, write a frozen settings dataclass in ``_settings.py`` whose fields are
+``field(default=..., metadata=spec(meaning=..., check=...))``, add one field for it on
+SysConfig (``field(default_factory=NewSettings, metadata=spec(meaning=...))``), and document
+its keys in the repository's ``sys_config.toml``; the validator needs no new code.
+"""
+
+from __future__ import annotations
+
+from ._load import CONFIG_ENV_VAR as CONFIG_ENV_VAR
+from ._load import DEFAULT_CONFIG_FILE as DEFAULT_CONFIG_FILE
+from ._load import find_config_file as find_config_file
+from ._load import load_config as load_config
+from ._settings import ActorSettings as ActorSettings
+from ._settings import ApplicationSettings as ApplicationSettings
+from ._settings import LogFormat as LogFormat
+from ._settings import LoggingSettings as LoggingSettings
+from ._settings import LogLevel as LogLevel
+from ._settings import SupervisionSettings as SupervisionSettings
+from ._settings import SysConfig as SysConfig
+from ._toml_text import render_settings as render_settings
+from ._validate import validate_config as validate_config
+
+__all__ = [
+    "CONFIG_ENV_VAR",
+    "DEFAULT_CONFIG_FILE",
+    "ActorSettings",
+    "ApplicationSettings",
+    "LogFormat",
+    "LogLevel",
+    "LoggingSettings",
+    "SupervisionSettings",
+    "SysConfig",
+    "find_config_file",
+    "load_config",
+    "render_settings",
+    "validate_config",
+]
