@@ -25,8 +25,8 @@ from ._child_spec import BRUTAL_KILL as BRUTAL_KILL
 from ._child_spec import ChildOptions as ChildOptions
 from ._child_spec import ChildSpec as ChildSpec
 from ._intensity import add_restart as add_restart
-from ._strategy import affected_children as affected_children
 from ._strategy import SupervisorFlags as SupervisorFlags
+from ._strategy import affected_children as affected_children
 from ._strategy import should_restart as should_restart
 from ._supervisor import ChildCounts as ChildCounts
 from ._supervisor import ChildInfo as ChildInfo

@@ -73,9 +73,11 @@ async def open_supervisor(
             finally:
                 ref.request_stop(SHUTDOWN)
     except BaseExceptionGroup as group:
-        # The nursery wraps the block's own exception; hand it back unwrapped.
+        # The nursery wraps the block's own exception; hand it back unwrapped. Re-raise it from
+        # its own cause: ``from None`` would erase it (StartFailed keeps the original there).
         if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
+            error = group.exceptions[0]
+            raise error from error.__cause__
         raise
     if failure:
         raise failure[0]

@@ -12,10 +12,11 @@ Follows OTP's ``supervisor`` (its ``-moduledoc`` states every default; so does t
 * every abnormal child exit is logged once, here, with the supervisor, child id, reason and
   traceback in the record's ``extra``.
 
-Children run in the supervisor's nursery inside a cancel scope shielded from outside
-cancellation, so that cancelling a supervisor still stops its children in order; each child
-stop is bounded by the child's ``shutdown``. Decisions come from ``_strategy.py`` and
-``_intensity.py``; this module carries them out.
+Children run in a nursery around the supervisor actor's own, each inside a cancel scope
+shielded from outside cancellation, so that cancelling a supervisor still stops its children
+in order; each child stop is bounded by the child's ``shutdown``, and whatever still runs when
+the actor has exited (a killed supervisor skips ``terminate``) is cancelled. Decisions come
+from ``_strategy.py`` and ``_intensity.py``; this module carries them out.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ import trio
 
 from trimcp.actors import (
     DEFER,
+    KILLED,
     NORMAL,
     SHUTDOWN,
     Actor,
     ActorRef,
     ExitReason,
+    Registry,
     ReplyTo,
     crashed,
 )
@@ -203,19 +206,58 @@ class Supervisor(Actor):
         self._restarts: tuple[float, ...] = ()
         self._recent_failures: deque[str] = deque(maxlen=5)
         self._dynamic_ids = itertools.count(1)
+        # The nursery the children run in; it wraps the actor's own (see ``run``).
+        self._host: trio.Nursery | None = None
+
+    async def run(
+        self,
+        *,
+        name: str | None = None,
+        registry: Registry | None = None,
+        mailbox_size: int | None = None,
+        task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run as ``Actor.run`` does, with the children in a nursery around the actor's own.
+
+        ``terminate`` stops the children in order. A killed supervisor skips ``terminate``,
+        and the children's scopes are shielded from outside cancellation, so whatever still
+        runs once the actor has exited is cancelled here: no child outlives ``run``.
+        """
+        failure: list[Exception] = []
+        async with trio.open_nursery() as host:
+            self._host = host
+            try:
+                await super().run(
+                    name=name, registry=registry, mailbox_size=mailbox_size, task_status=task_status
+                )
+            except Exception as exc:  # noqa: BLE001  (re-raised below, outside the nursery)
+                failure.append(exc)
+            finally:
+                for child in self._children.values():
+                    _kill(child)
+        if failure:
+            raise failure[0]
 
     # --- callbacks --------------------------------------------------------------------------
 
     async def init(self) -> None:
-        """Start every child in order; if one fails, stop the started ones and fail."""
-        for spec in self._initial:
-            child = _Child(spec)
-            self._children[spec.id] = child
-            try:
+        """Start every child in order.
+
+        If one fails to start, or the supervisor is cancelled meanwhile, the children started
+        so far are stopped in reverse order (each within its ``shutdown``) before init fails.
+        """
+        started = False
+        try:
+            for spec in self._initial:
+                child = _Child(spec)
+                self._children[spec.id] = child
                 await self._start(child)
-            except StartFailed:
-                await self._stop_all()
-                raise
+            started = True
+        finally:
+            if not started:
+                # terminate() does not run after a failed init; stopping is ours, and bounded.
+                with trio.CancelScope(shield=True):
+                    await self._stop_all()
 
     async def handle_call(self, message: object, reply_to: ReplyTo) -> object:
         """Serve the dynamic-children API; errors go to the caller, not into a crash."""
@@ -228,7 +270,10 @@ class Supervisor(Actor):
             return DEFER
 
     async def handle_info(self, message: object) -> None:
-        """React to a child's exit: log it, restart it or not, maybe auto-shut down."""
+        """React to a child's exit: restart it or not, maybe auto-shut down.
+
+        The exit was already logged by the child's wrapper (``_run_child``) as it happened.
+        """
         if not isinstance(message, _ChildExited):
             await super().handle_info(message)
             return
@@ -244,6 +289,12 @@ class Supervisor(Actor):
     # --- starting and stopping children --------------------------------------------------------
 
     async def _start(self, child: _Child) -> None:
+        assert self._host is not None, "children start only while run() runs"
+        # Cancelled (or stopped, or killed) supervisors start nothing more. The wait below is
+        # shielded: the child's own start is (child.scope), and trio's task_status.started()
+        # leaves a child whose starter was cancelled where it was, so the starter would then
+        # wait for a shielded child to exit, forever.
+        await trio.lowlevel.checkpoint_if_cancelled()
         child.generation += 1
         child.stopping = False
         child.scope = trio.CancelScope(shield=True)
@@ -251,7 +302,8 @@ class Supervisor(Actor):
         child.reason = None
         runner = functools.partial(self._run_child, child, child.generation)
         try:
-            child.value = await self.start_task(runner)
+            with trio.CancelScope(shield=True):
+                child.value = await self._host.start(runner)
         except Exception as exc:
             child.running = False
             raise StartFailed(self.name, child.spec.id, exc) from exc
@@ -292,6 +344,11 @@ class Supervisor(Actor):
                 child.reason = reason
                 child.exited.set()
         if flag.done and child.generation == generation and not child.stopping:
+            # An exit this supervisor did not cause. Report it here, once, as it happens: its
+            # notice may go stale (a sibling's restart replaces the child) or be dropped (the
+            # supervisor is stopping). Exits the supervisor causes are _stop's to report.
+            if reason.abnormal:
+                self._report(spec.id, "exited abnormally", reason)
             self._notify(_ChildExited(spec.id, generation, reason))
 
     def _notify(self, message: _ChildExited) -> None:
@@ -300,33 +357,37 @@ class Supervisor(Actor):
             self.ref.send_info(message)
 
     async def _stop(self, child: _Child) -> None:
-        """Stop one child: ask, wait its ``shutdown`` seconds, then cancel it outright."""
+        """Stop one child: ask, wait its ``shutdown`` seconds, then cancel it outright.
+
+        A child sends no exit notice while it is being stopped, so an exit other than the one
+        asked for (a crash, or overrunning the budget) is reported here.
+        """
         if not child.running:
             return
         child.stopping = True
-        value = child.value
         budget = child.spec.shutdown_seconds
         if child.spec.shutdown == BRUTAL_KILL:
             _kill(child)
             await child.exited.wait()
+            if child.reason is not None and child.reason.error is not None:
+                self._report(child.spec.id, "crashed while being killed", child.reason)
             return
-        if isinstance(value, ActorRef):
-            value.request_stop(SHUTDOWN, timeout=budget)
+        if isinstance(child.value, ActorRef):
+            child.value.request_stop(SHUTDOWN, timeout=budget)
         else:
             # A plain task's stop signal is cancellation; it must bound its own cleanup.
             child.scope.cancel()
         with trio.move_on_after(budget):
             await child.exited.wait()
-        if not child.exited.is_set():
-            logger.warning(
-                "supervisor %s: child %s did not stop within %g s; cancelling it",
-                self.name,
-                child.spec.id,
-                budget,
-                extra={"supervisor": self.name, "child_id": child.spec.id},
-            )
+        timed_out = not child.exited.is_set()
+        if timed_out:
             _kill(child)
             await child.exited.wait()
+        reason = child.reason or KILLED
+        if timed_out or reason == KILLED:
+            self._report(child.spec.id, f"did not stop within {budget:g} s", reason)
+        elif reason.abnormal:
+            self._report(child.spec.id, "crashed while stopping", reason)
 
     async def _stop_all(self) -> None:
         try:
@@ -345,18 +406,21 @@ class Supervisor(Actor):
 
     # --- exits and restarts ----------------------------------------------------------------------
 
+    def _report(self, child_id: str, what: str, reason: ExitReason) -> None:
+        """Log one abnormal child exit, once (OTP's supervisor report), and remember it."""
+        self._recent_failures.append(f"{child_id}: {what}: {reason}")
+        logger.error(
+            "supervisor %s: child %s %s: %s",
+            self.name,
+            child_id,
+            what,
+            reason,
+            exc_info=reason.error,
+            extra={"supervisor": self.name, "child_id": child_id, "reason": str(reason)},
+        )
+
     async def _on_exit(self, child: _Child, reason: ExitReason) -> None:
         spec = child.spec
-        if reason.abnormal:
-            self._recent_failures.append(f"{spec.id}: {reason}")
-            logger.error(
-                "supervisor %s: child %s exited abnormally: %s",
-                self.name,
-                spec.id,
-                reason,
-                exc_info=reason.error,
-                extra={"supervisor": self.name, "child_id": spec.id, "reason": str(reason)},
-            )
         if restart_wanted(spec.restart, reason.abnormal):
             await self._restart(spec.id)
             return
@@ -398,14 +462,7 @@ class Supervisor(Actor):
                     await self._start(child)
                     started.append(child)
             except StartFailed as exc:
-                self._recent_failures.append(f"{exc.child_id}: restart failed: {exc.__cause__!r}")
-                logger.error(
-                    "supervisor %s: restarting child %s failed",
-                    self.name,
-                    exc.child_id,
-                    exc_info=exc.__cause__,
-                    extra={"supervisor": self.name, "child_id": exc.child_id},
-                )
+                self._report(exc.child_id, "restart failed", crashed(exc.__cause__ or exc))
                 for child in reversed(started):
                     await self._stop(child)
                 continue
@@ -494,6 +551,8 @@ class Supervisor(Actor):
 
 
 def _kill(child: _Child) -> None:
+    # The supervisor causes this exit, so the child neither reports it nor sends a notice.
+    child.stopping = True
     if isinstance(child.value, ActorRef):
         child.value.kill()
     child.scope.cancel()
