@@ -304,3 +304,24 @@ async def test_simple_one_for_one_gives_up_like_the_others(
         await run()
     assert trio.current_time() == 2.0
     assert journal.all_stopped()
+
+
+async def test_simple_one_for_one_actor_template_passes_args_to_the_factory() -> None:
+    from trimcp.actors import Actor, ReplyTo
+
+    class Greeter(Actor):
+        def __init__(self, greeting: str, who: str) -> None:
+            self.text = f"{greeting}, {who}"
+
+        async def handle_call(self, message: object, reply_to: ReplyTo) -> object:
+            return self.text
+
+    template = ChildSpec.for_actor("greeter", Greeter, restart="temporary")
+    async with open_supervisor([template], strategy="simple_one_for_one") as sup:
+        first = await start_child(sup, args=("hello", "ada"))
+        second = await start_child(sup, args=("hi", "alan"))
+        assert [first.id, second.id] == ["greeter-1", "greeter-2"]
+        assert isinstance(first.value, ActorRef)
+        assert isinstance(second.value, ActorRef)
+        assert await first.value.call("text") == "hello, ada"
+        assert await second.value.call("text") == "hi, alan"

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack, final
 
+import trio
+
 from trimcp.errors import InvalidChildSpec
 
 if TYPE_CHECKING:
-    import trio
-
     from trimcp.actors import Actor
 
 Restart = Literal["permanent", "transient", "temporary"]
@@ -97,7 +98,7 @@ class ChildSpec:
     def for_actor(
         cls,
         id: str,  # noqa: A002  (OTP's field name)
-        factory: Callable[[], Actor],
+        factory: Callable[..., Actor],
         *,
         name: str | None = None,
         **options: Unpack[ChildOptions],
@@ -105,14 +106,11 @@ class ChildSpec:
         """Return a spec that builds a fresh actor with ``factory()`` on every (re)start.
 
         With ``name`` the actor is registered under it while it runs. ``options`` are the
-        other ChildSpec fields (restart, shutdown, significant, kind).
+        other ChildSpec fields (restart, shutdown, significant, kind). As the template of a
+        simple_one_for_one supervisor, ``start_child(sup, args=...)`` passes its args to
+        ``factory``.
         """
-
-        async def start(task_status: trio.TaskStatus[object]) -> None:
-            await factory().run(name=name, task_status=task_status)
-
-        start.__qualname__ = f"start_{id}"
-        return cls(id, start, **options)
+        return cls(id, _run_actor, args=(factory, name), **options)
 
 
 class ChildOptions(TypedDict, total=False):
@@ -128,6 +126,18 @@ def _is_seconds(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float) and value >= 0
 
 
+async def _run_actor(
+    factory: Callable[..., Actor],
+    name: str | None,
+    *args: object,
+    task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    await factory(*args).run(name=name, task_status=task_status)
+
+
+# Cached because inspect.signature costs ~15 us and specs are built per dynamic child; the
+# start functions of one program are few.
+@functools.lru_cache(maxsize=256)
 def _takes_task_status(start: StartFunction) -> bool:
     try:
         parameters = inspect.signature(start).parameters
