@@ -73,7 +73,7 @@ class Actor:
         ``self.stop()``, a crash, a stop request, or cancellation from outside. It runs shielded
         from outside cancellation, within the stop deadline (``terminate_timeout`` seconds
         unless the stopper gave another); past it, it is cancelled and the exit reason becomes
-        ``killed``.
+        ``killed`` (after a crash the crash stays the reason).
 
     An exception from ``handle_*`` crashes the actor: ``terminate`` runs, callers still waiting
     get ``ActorGone`` with the reason, monitors get ``Down``, and ``run`` re-raises the original
@@ -143,10 +143,16 @@ class Actor:
         return cell.phase
 
     def stop(self, reason: ExitReason = NORMAL) -> None:
-        """Exit after the current handler returns, with ``reason``."""
+        """Exit after the current handler returns, with ``reason``.
+
+        Called from a helper task while the actor waits for a message, it exits at once.
+        """
         cell = self._running_cell()
         if cell.stop_reason is None:
             cell.stop_reason = reason
+            if cell.mailbox.consumer_waiting:
+                # The loop checks stop_reason between messages; an idle loop must be woken.
+                cell.kill_scopes[0].cancel()
 
     def start_soon(self, fn: Callable[[Unpack[Ts]], Awaitable[object]], *args: *Ts) -> None:
         """Run ``fn(*args)`` as a helper task; if it raises, the actor crashes with that error.

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
-from trimcp.errors import ActorGone
+from trimcp.errors import ActorGone, InvalidTransition
 
 from ._envelope import CallEnvelope, Envelope, ReplyTo
 from ._mailbox import Mailbox
-from ._phase import STOP, Phase, PhaseTable
+from ._phase import SHUTDOWN_PHASE, STOP, Phase, PhaseTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -125,7 +125,12 @@ class ActorCell:
         Queued casts and infos are dropped (and counted): nobody will serve them. Deferred
         calls stay open, because ``terminate`` may still answer them.
         """
-        self.phase = self.phase_table.next_phase(self.phase, STOP)
+        try:
+            self.phase = self.phase_table.next_phase(self.phase, STOP)
+        except InvalidTransition:
+            # Stopping must not fail half-way (callers would hang): a phase the table gives
+            # no ``stop`` entry ends in the runtime's shutdown phase.
+            self.phase = SHUTDOWN_PHASE
         error = ActorGone(self.name, reason)
         for envelope in self.mailbox.close():
             if isinstance(envelope, CallEnvelope):

@@ -65,6 +65,7 @@ class Mailbox(Generic[T]):
         "_overflowed",
         "_peak",
         "_receiver",
+        "_reserved",
         "_senders",
         "_system",
         "_user",
@@ -78,6 +79,10 @@ class Mailbox(Generic[T]):
         self._system: deque[T] = deque()
         self._receiver: trio.lowlevel.Task | None = None
         self._senders = trio.lowlevel.ParkingLot()
+        # Slots freed by ``get`` and promised to the senders it woke, which have not run yet.
+        # Counting them as taken keeps waiting senders in FIFO order: nobody can slip into
+        # the slot first (and make the woken sender queue up again at the back).
+        self._reserved = 0
         self._closed = False
         self._peak = 0
         self._overflowed = 0
@@ -97,7 +102,12 @@ class Mailbox(Generic[T]):
 
     def full(self) -> bool:
         """Return whether a ``put`` would wait now."""
-        return len(self._user) >= self._capacity
+        return len(self._user) + self._reserved >= self._capacity
+
+    @property
+    def consumer_waiting(self) -> bool:
+        """Whether the consumer is parked in ``get`` with nothing delivered to it yet."""
+        return self._receiver is not None
 
     def _delivered(self) -> None:
         size = len(self._user) + len(self._system)
@@ -112,12 +122,12 @@ class Mailbox(Generic[T]):
         """Queue ``item`` in the user lane without waiting.
 
         Raises:
-            trio.WouldBlock: the user lane is full; nothing was queued.
+            trio.WouldBlock: a ``put`` would wait (see ``full``); nothing was queued.
             trio.ClosedResourceError: the mailbox is closed.
         """
         if self._closed:
             raise trio.ClosedResourceError
-        if len(self._user) >= self._capacity:
+        if self.full():
             raise trio.WouldBlock
         self._user.append(item)
         self._delivered()
@@ -133,20 +143,18 @@ class Mailbox(Generic[T]):
         await trio.lowlevel.checkpoint_if_cancelled()
         if self._closed:
             raise trio.ClosedResourceError
-        if len(self._user) < self._capacity and not self._senders:
+        if not self.full():
             self._user.append(item)
             self._delivered()
             await trio.lowlevel.cancel_shielded_checkpoint()
             return
-        while True:
-            await self._senders.park()
-            if self._closed:
-                raise trio.ClosedResourceError
-            if len(self._user) < self._capacity:
-                self._user.append(item)
-                self._delivered()
-                self._wake_next_sender()
-                return
+        await self._senders.park()
+        # Woken by ``get``, which reserved a slot for this sender, or by ``close``.
+        if self._closed:
+            raise trio.ClosedResourceError
+        self._reserved -= 1
+        self._user.append(item)
+        self._delivered()
 
     def put_system(self, item: T) -> None:
         """Queue ``item`` in the unbounded system lane, served before the user lane.
@@ -172,8 +180,9 @@ class Mailbox(Generic[T]):
         self._delivered()
 
     def _wake_next_sender(self) -> None:
-        if self._senders and len(self._user) < self._capacity:
+        if self._senders and not self.full():
             self._senders.unpark()
+            self._reserved += 1
 
     async def get(self) -> T:
         """Take the next item, system lane first, waiting while both lanes are empty.

@@ -46,6 +46,9 @@ class PhaseTable:
     ``isinstance``) that calls and casts may carry in it; a phase absent from ``accepts`` takes
     none. Runtime notices (monitors' ``Down``, timers) are always delivered. Answers are cached
     per ``(phase, type)``, so the check costs one dict lookup on the hot path.
+
+    When an actor exits the runtime fires ``STOP`` from whatever phase it is in; a phase with
+    no ``(phase, STOP)`` entry moves to ``SHUTDOWN_PHASE``, so stopping never fails.
     """
 
     __slots__ = ("_accept_cache", "accepts", "initial", "transitions")
