@@ -57,7 +57,7 @@ async def test_a_leaked_actor_is_named_with_its_helpers() -> None:
         actor, caller = sorted(describe_task(task) for task in leaked_tasks())
         assert caller == "'trimcp.actors._ref.ActorRef.call'"
         assert actor == (
-            "'trimcp.actors._actor.spawn.<locals>.start' "
+            "'trimcp.actors._actor.Actor.run' "
             "(actor 'leaky', phase operation, alive) with 1 child task(s)"
         )
         nursery.cancel_scope.cancel()

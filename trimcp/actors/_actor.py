@@ -8,6 +8,7 @@ monitors live in their own modules.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVarTuple, Unpack
 
@@ -267,6 +268,8 @@ class Actor:
                 cell.stop_reason = await self._terminate(cell, reason)
 
     async def _terminate(self, cell: ActorCell, reason: ExitReason) -> ExitReason:
+        if type(self).terminate is Actor.terminate:
+            return reason  # nothing to run: skip the shielded scope and its deadline
         deadline = cell.stop_deadline
         if deadline is None:
             deadline = trio.current_time() + self.terminate_timeout
@@ -377,11 +380,8 @@ async def spawn(
     An ``init`` failure is raised here. The actor runs until it stops, crashes, or the
     nursery is cancelled; a crash propagates into ``nursery`` like any task's.
     """
-
-    async def start(task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED) -> None:
-        await actor.run(
-            name=name, registry=registry, mailbox_size=mailbox_size, task_status=task_status
-        )
-
+    # A partial, not a wrapper coroutine: a wrapper frame would be resumed on every step of
+    # the actor's whole life.
+    start = functools.partial(actor.run, name=name, registry=registry, mailbox_size=mailbox_size)
     ref: ActorRef = await nursery.start(start)
     return ref

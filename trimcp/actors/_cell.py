@@ -131,19 +131,19 @@ class ActorCell:
             # Stopping must not fail half-way (callers would hang): a phase the table gives
             # no ``stop`` entry ends in the runtime's shutdown phase.
             self.phase = SHUTDOWN_PHASE
-        error = ActorGone(self.name, reason)
+        # One error per caller: an exception object raised in several tasks would collect
+        # all their tracebacks.
         for envelope in self.mailbox.close():
             if isinstance(envelope, CallEnvelope):
-                envelope.reply_to.fail(error)
+                envelope.reply_to.fail(ActorGone(self.name, reason))
             else:
                 self.dropped += 1
 
     def finish(self, reason: ExitReason) -> None:
         """Record the exit, fail the deferred calls still unanswered, run exit callbacks."""
         self.exit_reason = reason
-        error = ActorGone(self.name, reason)
         for reply_to in list(self.deferred):
-            reply_to.fail(error)
+            reply_to.fail(ActorGone(self.name, reason))
         self.deferred.clear()
         callbacks, self.exit_callbacks = self.exit_callbacks, {}
         for callback in callbacks.values():

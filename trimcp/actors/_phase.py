@@ -63,7 +63,7 @@ class PhaseTable:
         self.initial = initial
         self.transitions = dict(transitions)
         self.accepts = dict(accepts)
-        self._accept_cache: dict[tuple[Phase, type], bool] = {}
+        self._accept_cache: dict[tuple[str, type], bool] = {}
 
     @property
     def phases(self) -> frozenset[Phase]:
@@ -86,7 +86,8 @@ class PhaseTable:
 
     def accepts_message(self, phase: Phase, message: object) -> bool:
         """Return whether a call or cast carrying ``message`` is allowed in ``phase``."""
-        key = (phase, type(message))
+        # Keyed by the name: a str hashes in C, a dataclass's __hash__ runs Python code.
+        key = (phase.name, type(message))
         answer = self._accept_cache.get(key)
         if answer is None:
             answer = isinstance(message, self.accepts.get(phase, ()))

@@ -17,6 +17,7 @@ this way, because a deferred reply may still free it; it ends with ``CallTimeout
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Generic, TypeVar, final, overload
 
 import trio
@@ -133,12 +134,10 @@ class ActorRef:
         if sender is not None:
             sender.blocked_on = cell
         try:
+            if timeout == math.inf:  # no deadline: skip the cancel scope (supervision calls)
+                return await self._deliver_and_wait(CallEnvelope(message, reply_to))
             with trio.move_on_after(timeout) as scope:
-                try:
-                    await cell.mailbox.put(CallEnvelope(message, reply_to))
-                except trio.ClosedResourceError:
-                    raise cell.gone_error() from None
-                return await reply_to.wait()
+                return await self._deliver_and_wait(CallEnvelope(message, reply_to))
         finally:
             if sender is not None:
                 sender.blocked_on = None
@@ -146,6 +145,14 @@ class ActorRef:
         if scope.cancelled_caught:
             raise CallTimeout(cell.name, message, timeout)
         raise AssertionError("unreachable: move_on_after exited without a result")
+
+    async def _deliver_and_wait(self, envelope: CallEnvelope) -> object:
+        cell = self._cell
+        try:
+            await cell.mailbox.put(envelope)
+        except trio.ClosedResourceError:
+            raise cell.gone_error() from None
+        return await envelope.reply_to.wait()
 
     async def cast(self, message: object) -> None:
         """Send ``message`` to ``handle_cast``, waiting for mailbox space if it is full.
