@@ -18,6 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "config": {"errors"},
     "actors": {"errors"},
+    "protocol": {"errors"},
     "supervision": {"errors", "actors", "config"},
     "testing": {"errors", "actors", "supervision"},
     "_logging": {"errors", "config"},
@@ -27,12 +28,28 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 # Packages that must not import trio (sans-IO or plain data).
-NO_TRIO = {"errors", "config"}
+NO_TRIO = {"errors", "config", "protocol"}
 
 
 def _owner(path: Path) -> str:
     relative = path.relative_to(PACKAGE)
     return relative.parts[0].removesuffix(".py")
+
+
+def _private_imports_of_others(tree: ast.Module, owner: str) -> list[str]:
+    """Return imports of another subpackage's private modules (``trimcp.x._y``)."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            if (
+                parts[0] == "trimcp"
+                and len(parts) > 2
+                and parts[1] != owner
+                and parts[2].startswith("_")
+            ):
+                found.append(node.module)
+    return found
 
 
 def _imported_trimcp_packages(tree: ast.Module) -> set[str]:
@@ -60,7 +77,10 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 def test_module_imports_only_lower_layers(path: Path) -> None:
     owner = _owner(path)
     assert owner in ALLOWED, f"{owner} is not in the layering table of tests/test_layering.py"
-    imported = _imported_trimcp_packages(ast.parse(path.read_text(encoding="utf-8")))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    private = _private_imports_of_others(tree, owner)
+    assert not private, f"{path} imports private modules of other packages: {private}"
+    imported = _imported_trimcp_packages(tree)
     if owner in NO_TRIO:
         assert "<trio>" not in imported, f"{path} imports trio but {owner} must not"
     imported.discard("<trio>")

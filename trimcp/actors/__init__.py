@@ -36,6 +36,7 @@ from ._phase import PhaseTable as PhaseTable
 from ._ref import DEFAULT_CALL_TIMEOUT as DEFAULT_CALL_TIMEOUT
 from ._ref import ActorRef as ActorRef
 from ._ref import Request as Request
+from ._ref import actor_of_task as actor_of_task
 from ._registry import Registry as Registry
 from ._registry import current_registry as current_registry
 from ._registry import register as register
@@ -69,6 +70,7 @@ __all__ = [
     "Registry",
     "ReplyTo",
     "Request",
+    "actor_of_task",
     "crashed",
     "current_registry",
     "demonitor",

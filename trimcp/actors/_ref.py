@@ -67,6 +67,17 @@ def _sender_cell() -> ActorCell | None:
     return None
 
 
+def actor_of_task(task: trio.lowlevel.Task) -> ActorRef | None:
+    """Return the actor whose own task ``task`` is, or None (plain and helper tasks).
+
+    For introspection (``trimcp.testing`` walks the task tree with it).
+    """
+    cell = task.context.get(current_cell)
+    if cell is not None and cell.task is task:
+        return ActorRef(cell)
+    return None
+
+
 @final
 class ActorRef:
     """A handle to an actor. Get one from ``spawn``, ``Actor.ref`` or a registry lookup."""

@@ -25,16 +25,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from trimcp.actors import ActorRef
-
-# The runtime's own test kit reads which actor a task belongs to from the context variable that
-# every actor task sets; no public API exposes it because nothing but diagnostics needs it.
-from trimcp.actors._cell import current_cell
+from trimcp.actors import actor_of_task
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from trimcp.actors._cell import ActorCell
+    from trimcp.actors import ActorRef
 
 _PYTEST_TRIO_PLUGIN = os.path.join("pytest_trio", "plugin.py")
 
@@ -69,14 +65,6 @@ def _is_pytest_trio_fixture(task: trio.lowlevel.Task) -> bool:
     )
 
 
-def _actor_cell(task: trio.lowlevel.Task) -> ActorCell | None:
-    """Return the cell of the actor whose own task ``task`` is (helper tasks have none)."""
-    cell = task.context.get(current_cell)
-    if cell is not None and cell.task is task:
-        return cell
-    return None
-
-
 def live_actors() -> list[ActorRef]:
     """Return a handle to every actor whose task is running in this ``trio.run``.
 
@@ -88,9 +76,9 @@ def live_actors() -> list[ActorRef]:
         raise RuntimeError("live_actors() must be called inside trio.run")
     found: list[ActorRef] = []
     for task in _descendants(root):
-        cell = _actor_cell(task)
-        if cell is not None:
-            found.append(ActorRef(cell))
+        ref = actor_of_task(task)
+        if ref is not None:
+            found.append(ref)
     return found
 
 
@@ -123,10 +111,10 @@ def leaked_tasks() -> list[trio.lowlevel.Task]:
 def describe_task(task: trio.lowlevel.Task) -> str:
     """Return a one-line description of ``task``: name, actor (if any), child count."""
     text = repr(task.name)
-    cell = _actor_cell(task)
-    if cell is not None:
-        state = "alive" if cell.alive else f"exited: {cell.exit_reason}"
-        text += f" (actor {cell.name!r}, phase {cell.phase}, {state})"
+    ref = actor_of_task(task)
+    if ref is not None:
+        state = "alive" if ref.alive else f"exited: {ref.exit_reason}"
+        text += f" (actor {ref.name!r}, phase {ref.statistics().phase}, {state})"
     helpers = sum(1 for _ in _descendants(task))
     if helpers:
         text += f" with {helpers} child task(s)"
