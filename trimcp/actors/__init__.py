@@ -42,6 +42,7 @@ from ._registry import current_registry as current_registry
 from ._registry import register as register
 from ._registry import unregister as unregister
 from ._registry import whereis as whereis
+from ._started import StartedFlag as StartedFlag
 from ._statistics import ActorStatistics as ActorStatistics
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "Registry",
     "ReplyTo",
     "Request",
+    "StartedFlag",
     "actor_of_task",
     "crashed",
     "current_registry",

@@ -23,6 +23,7 @@ from ._monitor import Down, MonitorRef, demonitor, monitor
 from ._phase import ACTOR_PHASES, STARTED, Phase, PhaseTable
 from ._ref import ActorRef
 from ._registry import Registry, current_registry
+from ._started import StartedFlag
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -36,20 +37,6 @@ class StartableTask(Protocol):
     """An async function that ``nursery.start`` could run: it takes ``task_status``."""
 
     def __call__(self, *, task_status: trio.TaskStatus[object]) -> Awaitable[object]: ...
-
-
-class _StatusProxy(trio.TaskStatus[object]):
-    """Forwards ``started`` and remembers that it happened (to tell start failures apart)."""
-
-    __slots__ = ("_inner", "done")
-
-    def __init__(self, inner: trio.TaskStatus[object]) -> None:
-        self._inner = inner
-        self.done = False
-
-    def started(self, value: object = None) -> None:
-        self.done = True
-        self._inner.started(value)
 
 
 class Actor:
@@ -230,7 +217,7 @@ class Actor:
         current_cell.set(cell)
         if name is not None:
             (registry or current_registry()).register(name, ActorRef(cell))
-        started = _StatusProxy(task_status)  # type: ignore[arg-type]  # same protocol, wider value
+        started = StartedFlag(task_status)  # type: ignore[arg-type]  # same protocol, wider value
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -244,7 +231,7 @@ class Actor:
         if not started.done:
             raise ActorGone(cell.name, reason)
 
-    async def _lifecycle(self, cell: ActorCell, task_status: _StatusProxy) -> None:
+    async def _lifecycle(self, cell: ActorCell, task_status: StartedFlag) -> None:
         """Init, serve, shut down; leaves the final exit reason in ``cell.stop_reason``."""
         loop_scope = trio.CancelScope()
         cell.kill_scopes.append(loop_scope)
@@ -348,7 +335,7 @@ class Actor:
         fn: StartableTask,
         task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        proxy = _StatusProxy(task_status)
+        proxy = StartedFlag(task_status)
         try:
             await fn(task_status=proxy)
         except Exception as exc:

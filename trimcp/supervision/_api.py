@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Unpack, cast
 
 import trio
 
-from trimcp.actors import SHUTDOWN, ActorRef, Registry
+from trimcp.actors import SHUTDOWN, ActorRef, Registry, StartedFlag
 
 from ._child_spec import ChildSpec, Restart
 from ._supervisor import (
@@ -23,7 +23,6 @@ from ._supervisor import (
     _DeleteChild,
     _RestartChild,
     _StartChild,
-    _StartedFlag,
     _TerminateChild,
     _WhichChildren,
 )
@@ -56,7 +55,7 @@ async def open_supervisor(
     failure: list[Exception] = []
 
     async def run(task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED) -> None:
-        flag = _StartedFlag(task_status)
+        flag = StartedFlag(task_status)
         try:
             await supervisor.run(name=name, registry=registry, task_status=flag)
         except Exception as exc:

@@ -42,6 +42,7 @@ from trimcp.actors import (
     ExitReason,
     Registry,
     ReplyTo,
+    StartedFlag,
     crashed,
 )
 from trimcp.errors import (
@@ -155,22 +156,6 @@ class _WhichChildren:
 @dataclass(frozen=True, slots=True)
 class _CountChildren:
     pass
-
-
-class _StartedFlag:
-    """A ``task_status`` stand-in that remembers whether, and with what, the child started."""
-
-    __slots__ = ("_inner", "done", "value")
-
-    def __init__(self, inner: trio.TaskStatus[object]) -> None:
-        self._inner = inner
-        self.done = False
-        self.value: object = None
-
-    def started(self, value: object = None) -> None:
-        self.done = True
-        self.value = value
-        self._inner.started(value)
 
 
 class Supervisor(Actor):
@@ -322,7 +307,7 @@ class Supervisor(Actor):
         task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         spec = child.spec
-        flag = _StartedFlag(task_status)
+        flag = StartedFlag(task_status)
         reason = NORMAL
         try:
             with child.scope:

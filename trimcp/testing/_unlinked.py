@@ -8,27 +8,14 @@ its own tasks running and read the crash where the runtime reports it (``exit_re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING
 
 import trio
 
+from trimcp.actors import StartedFlag
+
 if TYPE_CHECKING:
     from trimcp.actors import Actor, ActorRef, Registry
-
-
-@final
-class _Started(trio.TaskStatus[object]):
-    """Forwards ``started`` and remembers that it happened."""
-
-    __slots__ = ("_inner", "done")
-
-    def __init__(self, inner: trio.TaskStatus[object]) -> None:
-        self._inner = inner
-        self.done = False
-
-    def started(self, value: object = None) -> None:
-        self.done = True
-        self._inner.started(value)
 
 
 async def _run_unlinked(
@@ -39,7 +26,7 @@ async def _run_unlinked(
     *,
     task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    status = _Started(task_status)
+    status = StartedFlag(task_status)
     try:
         await actor.run(
             name=name,
