@@ -117,10 +117,10 @@ def test_actor_phases_table() -> None:
     assert (info.value.phase, info.value.event) == ("shutdown", "started")
 
 
-def test_only_the_operation_phase_accepts_messages_by_default() -> None:
+def test_by_default_only_shutdown_refuses_messages() -> None:
     for message in ("x", 1, None, Hello("a")):
         assert ACTOR_PHASES.accepts_message(OPERATION, message)
-        assert not ACTOR_PHASES.accepts_message(INITIALIZATION, message)
+        assert ACTOR_PHASES.accepts_message(INITIALIZATION, message)
         assert not ACTOR_PHASES.accepts_message(SHUTDOWN_PHASE, message)
 
 
@@ -227,7 +227,9 @@ async def test_a_message_accepted_when_sent_is_refused_if_the_phase_changed_mean
         await ref.stop()
 
 
-async def test_messages_during_init_are_refused(autojump_clock: trio.testing.MockClock) -> None:
+async def test_messages_during_init_wait_for_it(autojump_clock: trio.testing.MockClock) -> None:
+    # OTP: a name is registered before init runs; what is sent meanwhile queues until init
+    # has finished, then is served in the operation phase.
     slow_starter = ScriptedActor(Script(init_delay=1))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(functools.partial(spawn, name="slow"), nursery, slow_starter)
@@ -235,11 +237,29 @@ async def test_messages_during_init_are_refused(autojump_clock: trio.testing.Moc
         ref = whereis("slow")
         assert ref is not None
         assert ref.statistics().phase == "initialization"
+        assert await ref.call("hi") == "hi"
+        assert trio.current_time() == 1.0
+        assert ref.statistics().phase == "operation"
+        await ref.stop()
+
+
+async def test_a_table_may_refuse_messages_during_init(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    class Strict(ScriptedActor):
+        phase_table = ACTOR_PHASES.extend(accepts={INITIALIZATION: ()})
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            functools.partial(spawn, name="strict"), nursery, Strict(Script(init_delay=1))
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        ref = whereis("strict")
+        assert ref is not None
         with pytest.raises(MessageRefused, match="initialization"):
             await ref.call("hi")
         await trio.sleep(1)
         await trio.testing.wait_all_tasks_blocked()  # init's own 1 s sleep ends at t=1 too
-        assert ref.statistics().phase == "operation"
         assert await ref.call("hi") == "hi"
         await ref.stop()
 

@@ -117,5 +117,7 @@ ACTOR_PHASES = PhaseTable(
         (INITIALIZATION, STOP): SHUTDOWN_PHASE,
         (OPERATION, STOP): SHUTDOWN_PHASE,
     },
-    accepts={OPERATION: (object,)},
+    # Messages sent while ``init`` runs (the name is registered before it) queue and are
+    # served once it returns, as in OTP.
+    accepts={INITIALIZATION: (object,), OPERATION: (object,)},
 )
