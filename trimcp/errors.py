@@ -220,3 +220,127 @@ class TransportClosed(TrimcpError):
 
 class TransportBroken(TrimcpError):
     """The peer or the network broke the transport."""
+
+
+# --- the MCP protocol ------------------------------------------------------------------------
+#
+# h11's rule (``h11/_util.py``): code inside the sans-IO core raises ``LocalProtocolError``
+# when *this side* would break the protocol; the one receive entry point turns problems the
+# *peer* caused into ``RemoteProtocolError`` (or, where JSON-RPC lets us answer, into an error
+# response). ``JsonRpcError`` is the other family: an error that has a JSON-RPC error object,
+# raised by handlers or by the core and mapped to the wire by ``trimcp.protocol``'s one
+# mapping function. The numeric codes are plain ``int`` here so that this module stays free
+# of trimcp imports; ``trimcp.protocol.ErrorCode`` is an ``IntEnum`` over the same values.
+
+
+class ProtocolError(TrimcpError):
+    """Someone broke the MCP / JSON-RPC protocol. Abstract: raise a subclass.
+
+    ``code`` is a hint for the JSON-RPC error code an answer would carry (``-32600`` Invalid
+    Request unless the raiser knows better).
+    """
+
+    def __init__(self, message: str, *, code: int = -32600) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError("ProtocolError is abstract; raise LocalProtocolError or its twin")
+        super().__init__(message)
+        self.code = code
+
+
+class LocalProtocolError(ProtocolError):
+    """This side tried to do something the protocol forbids. Nothing was sent."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer sent something the protocol forbids."""
+
+
+class JsonRpcError(TrimcpError):
+    """An error that travels to the peer as a JSON-RPC error object.
+
+    ``data`` must be JSON-serialisable (``None`` means "no ``data`` member"); it is typed as
+    ``object`` so that this module needs no JSON type.
+    """
+
+    def __init__(self, code: int, message: str, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ParseError(JsonRpcError):
+    """The bytes were not valid JSON (-32700)."""
+
+    CODE = -32700
+
+    def __init__(self, message: str = "Parse error", data: object = None) -> None:
+        super().__init__(self.CODE, message, data)
+
+
+class InvalidRequest(JsonRpcError):
+    """Valid JSON, but not an acceptable JSON-RPC message here (-32600)."""
+
+    CODE = -32600
+
+    def __init__(self, message: str = "Invalid Request", data: object = None) -> None:
+        super().__init__(self.CODE, message, data)
+
+
+class MethodNotFound(JsonRpcError):
+    """Unknown method, or a capability the receiver did not declare (-32601).
+
+    ``data`` is ``{"method": method}`` so the peer can tell which call failed.
+    """
+
+    CODE = -32601
+
+    def __init__(self, method: str, message: str | None = None) -> None:
+        super().__init__(self.CODE, message or f"Method not found: {method}", {"method": method})
+        self.method = method
+
+
+class InvalidParams(JsonRpcError):
+    """The params do not fit the method: unknown tool or prompt, bad cursor, ... (-32602)."""
+
+    CODE = -32602
+
+    def __init__(self, message: str = "Invalid params", data: object = None) -> None:
+        super().__init__(self.CODE, message, data)
+
+
+class InternalError(JsonRpcError):
+    """The receiver failed (-32603). Its message is sent as is, so keep internals out of it."""
+
+    CODE = -32603
+
+    def __init__(self, message: str = "Internal error", data: object = None) -> None:
+        super().__init__(self.CODE, message, data)
+
+
+class ResourceNotFound(JsonRpcError):
+    """``resources/read`` named a URI the server does not have (-32002, data ``{"uri": ...}``)."""
+
+    CODE = -32002
+
+    def __init__(self, uri: str, message: str = "Resource not found") -> None:
+        super().__init__(self.CODE, message, {"uri": uri})
+        self.uri = uri
+
+
+class UrlElicitationRequired(JsonRpcError):
+    """The request needs URL-mode elicitation(s) finished first (-32042, MCP 2025-11-25).
+
+    ``elicitations`` are URL-mode ``elicitation/create`` params (wire dicts, each with
+    ``mode``, ``message``, ``elicitationId`` and ``url``); they become ``data.elicitations``.
+    """
+
+    CODE = -32042
+
+    def __init__(
+        self,
+        elicitations: Sequence[object],
+        message: str = "This request requires more information.",
+    ) -> None:
+        super().__init__(self.CODE, message, {"elicitations": list(elicitations)})
+        self.elicitations = tuple(elicitations)
