@@ -222,6 +222,22 @@ class TransportBroken(TrimcpError):
     """The peer or the network broke the transport."""
 
 
+class MessageTooLarge(TrimcpError):
+    """One framed message (a stdio line, an HTTP body, a WebSocket frame) exceeded the limit.
+
+    The transport has discarded it and stays usable; the receiver answers with a JSON-RPC
+    error that has no id (the id could not be read).
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"message of at least {size} bytes exceeds the limit of {limit} bytes; "
+            "send smaller messages or raise the limit in the transport's configuration"
+        )
+        self.size = size
+        self.limit = limit
+
+
 # --- the MCP protocol ------------------------------------------------------------------------
 #
 # h11's rule (``h11/_util.py``): code inside the sans-IO core raises ``LocalProtocolError``

@@ -1,0 +1,34 @@
+"""MCP sessions as actors: one ``Session`` per client connection.
+
+A session owns the wire of one connection — the sans-IO ``ServerConnection``, the
+transport's ``MessageStream``, in-flight requests with their cancel scopes, its own requests
+to the client — and hands requests to a ``RequestHandler`` (the server API). ``serve_stdio``
+runs one session over stdin/stdout under a supervisor.
+
+Not here: method semantics (``trimcp.server``), framing (``trimcp.transports``), the HTTP
+session manager (a later module of this package).
+"""
+
+from ._context import LOG_LEVELS as LOG_LEVELS
+from ._context import RequestContext as RequestContext
+from ._context import SessionHandle as SessionHandle
+from ._handler import RequestHandler as RequestHandler
+from ._handler import SessionOptions as SessionOptions
+from ._session import Notify as Notify
+from ._session import ProgressCallback as ProgressCallback
+from ._session import RequestTimedOut as RequestTimedOut
+from ._session import Session as Session
+from ._stdio import serve_stdio as serve_stdio
+
+__all__ = [
+    "LOG_LEVELS",
+    "Notify",
+    "ProgressCallback",
+    "RequestContext",
+    "RequestHandler",
+    "RequestTimedOut",
+    "Session",
+    "SessionHandle",
+    "SessionOptions",
+    "serve_stdio",
+]

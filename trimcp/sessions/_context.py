@@ -1,0 +1,141 @@
+"""What a request handler can do while it runs: ``RequestContext`` and ``SessionHandle``.
+
+Both are thin views of the session actor. Handlers run as helper tasks of that actor, in the
+same trio thread, so these methods touch the session's protocol state directly and
+synchronously (no await between a check and its update), and queue bytes for its writer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, final
+
+if TYPE_CHECKING:
+    from trimcp.protocol import (
+        ClientCapabilities,
+        Implementation,
+        JsonObject,
+        JsonValue,
+        ProgressToken,
+        RequestId,
+    )
+
+    from ._session import ProgressCallback, Session
+
+#: RFC 5424 levels as MCP names them (Utilities > Logging), lowest first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@final
+class SessionHandle:
+    """A view of one client session for the server layer."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    @property
+    def session_id(self) -> str:
+        """The session's name (unique in the process)."""
+        return self._session.name
+
+    @property
+    def client_info(self) -> Implementation | None:
+        """The client's ``clientInfo``, once initialized."""
+        return self._session.connection.client_info
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities:
+        """What the client declared at ``initialize``."""
+        return self._session.connection.client_capabilities
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated protocol version, once initialized."""
+        return self._session.connection.negotiated_version
+
+    @property
+    def log_level(self) -> str | None:
+        """The level set by ``logging/setLevel``; None until the client sets one."""
+        return self._session.log_level
+
+    def set_log_level(self, level: str) -> None:
+        """Record the client's minimum level for ``notifications/message``.
+
+        Raises:
+            ValueError: not one of the RFC 5424 level names.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(
+                f"unknown log level {level!r}; expected one of {', '.join(LOG_LEVELS)}"
+            )
+        self._session.log_level = level
+
+    async def notify(self, method: str, params: JsonObject | None = None) -> None:
+        """Send a notification to the client.
+
+        Raises:
+            LocalProtocolError: the phase or the declared capabilities forbid it.
+        """
+        await self._session.write(self._session.connection.send_notification(method, params))
+
+    async def log(self, level: str, data: JsonValue, logger: str | None = None) -> bool:
+        """Send ``notifications/message`` if ``level`` passes the client's filter.
+
+        Returns whether it was sent (not when below the level set with ``logging/setLevel``).
+        """
+        return await self._session.send_log(level, data, logger)
+
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JsonObject:
+        """Send a request to the client and wait for its result.
+
+        Raises:
+            LocalProtocolError: the client did not declare what this request needs.
+            RequestTimedOut: no answer in ``timeout`` seconds (a cancellation was sent).
+            JsonRpcError: the client answered with an error.
+            TransportClosed: the session ended first.
+        """
+        return await self._session.request(method, params, timeout=timeout, on_progress=on_progress)
+
+
+@final
+class RequestContext:
+    """The request being handled: its id, its progress token, and its session."""
+
+    __slots__ = ("_session", "progress_token", "request_id", "session")
+
+    def __init__(
+        self, session: Session, request_id: RequestId, progress_token: ProgressToken | None
+    ) -> None:
+        self._session = session
+        self.request_id = request_id
+        self.progress_token = progress_token
+        self.session = SessionHandle(session)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled this request (the handler is being cancelled)."""
+        return self._session.connection.is_cancelled(self.request_id)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Send ``notifications/progress`` if the client asked for progress.
+
+        Returns whether anything was sent.
+
+        Raises:
+            LocalProtocolError: ``progress`` does not increase, or the request is answered.
+        """
+        if self.progress_token is None:
+            return False
+        data = self._session.connection.send_progress(self.request_id, progress, total, message)
+        await self._session.write(data)
+        return bool(data)

@@ -1,0 +1,81 @@
+"""What a session needs from the server above it: the ``RequestHandler`` seam.
+
+``trimcp.server`` implements it; tests may implement it directly. A session owns the wire
+(lifecycle, ids, cancellation, progress, framing) and calls the handler only for requests and
+notifications that passed the protocol core's checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, final
+
+from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
+
+if TYPE_CHECKING:
+    from trimcp.protocol import (
+        Implementation,
+        JsonObject,
+        Notification,
+        Request,
+        ServerCapabilities,
+    )
+
+    from ._context import RequestContext, SessionHandle
+
+
+class RequestHandler(Protocol):
+    """The server behind a session.
+
+    Implementers guarantee: ``handle_request`` returns the JSON result object or raises a
+    ``JsonRpcError`` (``MethodNotFound``, ``InvalidParams``, ``ResourceNotFound``...) for an
+    error response; any other exception becomes -32603 with a generic message (the traceback
+    is logged, never sent). It must stop promptly when cancelled: the client's
+    ``notifications/cancelled`` cancels it. ``handle_notification`` never answers anything.
+    """
+
+    @property
+    def server_info(self) -> Implementation:
+        """Name and version sent in ``serverInfo``."""
+        ...
+
+    @property
+    def capabilities(self) -> ServerCapabilities:
+        """What the server declares at ``initialize``."""
+        ...
+
+    @property
+    def instructions(self) -> str | None:
+        """The optional ``instructions`` hint for the client's model."""
+        ...
+
+    async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
+        """Answer one request (see the class docstring)."""
+        ...
+
+    async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
+        """React to a client notification (``notifications/roots/list_changed``, ...)."""
+        ...
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOptions:
+    """Per-session limits and timeouts.
+
+    Attributes:
+        initialization_timeout: seconds from the session's start until the client must have
+            sent ``notifications/initialized``; then the session closes (Lifecycle >
+            Timeouts). ``math.inf`` disables it.
+        request_timeout: default seconds a server-to-client request (sampling, elicitation,
+            roots, ping) waits for its answer before it is cancelled.
+        max_message_size: bytes; larger messages are refused before parsing.
+        legacy_aliases: accept ``list_tools``/``call_tool``-style method names.
+        write_queue: replies buffered for the writer before request handlers wait for it.
+    """
+
+    initialization_timeout: float = 60.0
+    request_timeout: float = 60.0
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    legacy_aliases: bool = False
+    write_queue: int = 256

@@ -1,0 +1,392 @@
+"""The ``Session`` actor: one MCP client connection, from handshake to close.
+
+A session owns a ``ServerConnection`` (the sans-IO core), the transport's ``MessageStream``,
+the requests in flight (one cancel scope each) and its own outgoing requests. Data flows:
+
+    reader task --cast--> Session (feeds the core, starts request tasks)
+    request task --> handler --> core.send_result --> writer queue --> writer task
+
+so an inbound request crosses one mailbox and one queue, and replies that are ready together
+leave in one write. Request and reader tasks are the actor's helper tasks: they run in its
+trio thread and touch the core only through synchronous calls, so no state is shared across
+an ``await``.
+
+What a session deliberately is not: it does not decide what methods mean (``RequestHandler``
+does), it does not frame bytes (the ``MessageStream`` does), and it does not outlive its
+stream: end of input, a broken transport or an initialization timeout end it normally.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, final
+
+import trio
+
+from trimcp.actors import NORMAL, Actor, ExitReason
+from trimcp.errors import (
+    JsonRpcError,
+    LocalProtocolError,
+    MessageTooLarge,
+    TransportBroken,
+    TransportClosed,
+)
+from trimcp.protocol import (
+    Cancelled,
+    ErrorCode,
+    ErrorObject,
+    Initialized,
+    InitializeReceived,
+    NotificationReceived,
+    Phase,
+    ProgressParams,
+    ProgressReceived,
+    ReplyToSend,
+    RequestReceived,
+    ResponseReceived,
+    Result,
+    ServerConnection,
+    ServerOptions,
+    UnexpectedResponse,
+    error_object_for,
+)
+
+from ._context import LOG_LEVELS, RequestContext, SessionHandle
+from ._handler import SessionOptions
+
+if TYPE_CHECKING:
+    from trimcp.protocol import Event, JsonObject, JsonValue, RequestId
+    from trimcp.transports import MessageStream
+
+    from ._handler import RequestHandler
+
+logger = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[ProgressParams], Awaitable[None]]
+
+# Most replies ready at one moment that go out in one write.
+_WRITE_BATCH = 256
+
+
+class RequestTimedOut(TransportClosed):
+    """A server-to-client request got no answer in time; it was cancelled."""
+
+
+# --- messages to the session ---------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Inbound:
+    data: bytes
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _TooLarge:
+    error: MessageTooLarge
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _InitTimeout:
+    pass
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Notify:
+    """Cast to a session to send the client a notification (from another actor)."""
+
+    method: str
+    params: JsonObject | None = None
+
+
+@final
+class _Outgoing:
+    """One of our requests to the client, waiting for its answer."""
+
+    __slots__ = ("done", "on_progress", "response", "restart")
+
+    def __init__(self, on_progress: ProgressCallback | None) -> None:
+        self.done = trio.Event()
+        self.response: Result | ErrorObject | None = None
+        self.on_progress = on_progress
+        # Set by progress: the wait restarts its timeout (Lifecycle > Timeouts, MAY).
+        self.restart = trio.Event()
+
+
+class Session(Actor):
+    """One client session (see the module docstring)."""
+
+    mailbox_size = 64
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        handler: RequestHandler,
+        options: SessionOptions | None = None,
+    ) -> None:
+        self._stream = stream
+        self._handler = handler
+        self._options = options or SessionOptions()
+        self.connection = ServerConnection(
+            handler.server_info,
+            handler.capabilities,
+            ServerOptions(
+                instructions=handler.instructions,
+                max_message_size=self._options.max_message_size,
+                legacy_aliases=self._options.legacy_aliases,
+            ),
+        )
+        self.log_level: str | None = None
+        self._requests: dict[RequestId, trio.CancelScope] = {}
+        self._outgoing: dict[RequestId, _Outgoing] = {}
+        self._to_writer, self._writer_queue = trio.open_memory_channel[bytes](
+            self._options.write_queue
+        )
+        self._init_timer: trio.CancelScope | None = None
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def init(self) -> None:
+        """Start the reader and writer tasks and the initialization timer."""
+        self.start_soon(self._write_loop)
+        self.start_soon(self._read_loop)
+        if self._options.initialization_timeout != math.inf:
+            self._init_timer = self.send_after(self._options.initialization_timeout, _InitTimeout())
+
+    async def terminate(self, reason: ExitReason) -> None:
+        """Close the core and the stream; in-flight requests are cancelled with the actor."""
+        self.connection.close()
+        for waiter in self._outgoing.values():
+            waiter.done.set()
+        self._to_writer.close()
+        await self._stream.aclose()
+
+    # --- inbound ------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        ref = self.ref
+        while True:
+            try:
+                data = await self._stream.receive_message()
+            except MessageTooLarge as exc:
+                await ref.cast(_TooLarge(exc))
+                continue
+            except (TransportClosed, TransportBroken) as exc:
+                logger.debug("session %s: input ended (%r)", self.name, exc)
+                self.stop(NORMAL)
+                return
+            await ref.cast(_Inbound(data))
+
+    async def handle_cast(self, message: object) -> None:
+        """Feed inbound bytes to the core and act on its events; send casted notifications."""
+        if isinstance(message, _Inbound):
+            for event in self.connection.receive(message.data):
+                await self._on_event(event)
+        elif isinstance(message, _TooLarge):
+            error = ErrorObject(
+                code=ErrorCode.INVALID_REQUEST,
+                message=str(message.error),
+                data={"size": message.error.size, "limit": message.error.limit},
+            )
+            await self.write(self.connection.send_error(None, error))
+        elif isinstance(message, Notify):
+            await self.write(self.connection.send_notification(message.method, message.params))
+        else:
+            await super().handle_cast(message)
+
+    async def handle_info(self, message: object) -> None:
+        """Close the session if the handshake did not finish in time."""
+        if isinstance(message, _InitTimeout):
+            if self.connection.phase is not Phase.OPERATING:
+                logger.info(
+                    "session %s: no initialized notification within %g s; closing",
+                    self.name,
+                    self._options.initialization_timeout,
+                )
+                self.connection.initialization_timed_out()
+                self.stop(NORMAL)
+            return
+        await super().handle_info(message)
+
+    async def _on_event(self, event: Event) -> None:
+        if isinstance(event, RequestReceived):
+            scope = trio.CancelScope()
+            self._requests[event.request.id] = scope
+            self.start_soon(self._run_request, event, scope)
+        elif isinstance(event, ReplyToSend):
+            await self.write(event.data)
+        elif isinstance(event, InitializeReceived):
+            await self.write(self.connection.respond_to_initialize())
+        elif isinstance(event, Initialized):
+            if self._init_timer is not None:
+                self._init_timer.cancel()
+        elif isinstance(event, Cancelled):
+            running = self._requests.get(event.request_id)
+            if running is not None:
+                running.cancel()
+        elif isinstance(event, NotificationReceived):
+            self.start_soon(self._run_notification, event)
+        else:
+            await self._on_reply_event(event)
+
+    async def _on_reply_event(self, event: Event) -> None:
+        if isinstance(event, ResponseReceived):
+            waiter = self._outgoing.pop(event.response.id, None)  # type: ignore[arg-type]
+            if waiter is not None:
+                response = event.response
+                waiter.response = response if isinstance(response, Result) else response.error
+                waiter.done.set()
+        elif isinstance(event, ProgressReceived):
+            waiter = self._outgoing.get(event.request_id)
+            if waiter is not None:
+                waiter.restart.set()
+                if waiter.on_progress is not None:
+                    self.start_soon(waiter.on_progress, event.params)
+        elif isinstance(event, UnexpectedResponse):
+            logger.debug("session %s: response to no pending request: %r", self.name, event)
+
+    # --- running requests ---------------------------------------------------------------
+
+    async def _run_request(self, event: RequestReceived, scope: trio.CancelScope) -> None:
+        request = event.request
+        context = RequestContext(self, request.id, event.progress_token)
+        data = b""
+        with scope:
+            try:
+                result = await self._handler.handle_request(request, context)
+            except JsonRpcError as exc:
+                data = self.connection.send_error(request.id, error_object_for(exc))
+            except Exception as exc:
+                logger.error(
+                    "session %s: handler for %s (id %r) failed",
+                    self.name,
+                    request.method,
+                    request.id,
+                    exc_info=exc,
+                    extra={"session": self.name, "method": request.method},
+                )
+                data = self.connection.send_error(request.id, error_object_for(exc))
+            else:
+                data = self._encode_result(request.id, request.method, result)
+        del self._requests[request.id]
+        if scope.cancelled_caught and not self.connection.is_cancelled(request.id):
+            return  # the session is stopping: nobody is left to answer
+        await self.write(data)
+
+    def _encode_result(self, request_id: RequestId, method: str, result: JsonObject) -> bytes:
+        try:
+            return self.connection.send_result(request_id, result)
+        except LocalProtocolError as exc:
+            logger.error("session %s: result of %s could not be sent: %s", self.name, method, exc)
+            return self.connection.send_error(request_id, error_object_for(exc))
+
+    async def _run_notification(self, event: NotificationReceived) -> None:
+        try:
+            await self._handler.handle_notification(event.notification, SessionHandle(self))
+        except Exception as exc:
+            logger.error(
+                "session %s: handler for %s failed",
+                self.name,
+                event.notification.method,
+                exc_info=exc,
+            )
+
+    # --- outbound -----------------------------------------------------------------------
+
+    async def write(self, data: bytes) -> None:
+        """Queue one encoded message for the writer; ``b""`` (nothing to send) is skipped."""
+        if data:
+            try:
+                await self._to_writer.send(data)
+            except trio.ClosedResourceError:
+                raise TransportClosed("the session is closing") from None
+
+    async def _write_loop(self) -> None:
+        queue = self._writer_queue
+        async for first in queue:
+            batch = [first]
+            while len(batch) < _WRITE_BATCH:
+                try:
+                    batch.append(queue.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            try:
+                await self._stream.send_messages(batch)
+            except (TransportClosed, TransportBroken) as exc:
+                logger.debug("session %s: output ended (%r)", self.name, exc)
+                self.stop(NORMAL)
+                return
+
+    async def send_log(self, level: str, data: JsonValue, logger_name: str | None) -> bool:
+        """Send ``notifications/message`` unless ``level`` is below the client's filter."""
+        threshold = self.log_level
+        if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return False
+        params: JsonObject = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        await self.write(self.connection.send_notification("notifications/message", params))
+        return True
+
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> JsonObject:
+        """Send a request to the client and wait for its result (see ``SessionHandle``)."""
+        request_id, data = self.connection.send_request(method, params)
+        waiter = _Outgoing(on_progress)
+        self._outgoing[request_id] = waiter
+        budget = self._options.request_timeout if timeout is None else timeout
+        answered = False
+        try:
+            await self.write(data)
+            while not waiter.done.is_set():
+                waiter.restart = trio.Event()
+                with trio.move_on_after(budget):
+                    await _first_of(waiter.done, waiter.restart)
+                if not (waiter.done.is_set() or waiter.restart.is_set()):
+                    raise RequestTimedOut(f"{method} got no answer within {budget:g} s")
+            answered = True
+        finally:
+            # Timed out, cancelled or failed: tell the client to stop (Utilities > Cancellation).
+            if not answered and self._outgoing.pop(request_id, None) is not None:
+                await self._cancel_outgoing(request_id)
+        return _unwrap(method, waiter.response)
+
+    async def _cancel_outgoing(self, request_id: RequestId) -> None:
+        try:
+            data = self.connection.send_cancel(request_id, "timed out or abandoned")
+        except LocalProtocolError:
+            return
+        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
+            await self.write(data)
+
+
+async def _first_of(done: trio.Event, restart: trio.Event) -> None:
+    async with trio.open_nursery() as nursery:
+
+        async def wait(event: trio.Event) -> None:
+            await event.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(wait, done)
+        nursery.start_soon(wait, restart)
+
+
+def _unwrap(method: str, response: Result | ErrorObject | None) -> JsonObject:
+    if response is None:
+        raise TransportClosed(f"the session ended before the client answered {method}")
+    if isinstance(response, Result):
+        return response.result
+    data = None if not isinstance(response.data, dict | list | str | int | float) else response.data
+    raise JsonRpcError(response.code, response.message, data)
