@@ -33,6 +33,7 @@ class ScriptedHandler:
 
     methods: dict[str, Handler] = field(default_factory=dict)
     notifications: list[tuple[str, str]] = field(default_factory=list)
+    sessions: set[SessionHandle] = field(default_factory=set)
     server_info: Implementation = field(
         default_factory=lambda: Implementation(name="test-server", version="1.0")
     )
@@ -49,6 +50,12 @@ class ScriptedHandler:
 
     async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
         self.notifications.append((session.session_id, notification.method))
+
+    def session_opened(self, session: SessionHandle) -> None:
+        self.sessions.add(session)
+
+    def session_closed(self, session: SessionHandle) -> None:
+        self.sessions.discard(session)
 
 
 @dataclass

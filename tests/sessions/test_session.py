@@ -186,9 +186,12 @@ async def test_no_handshake_closes_the_session_after_the_timeout(
 
 
 async def test_end_of_input_ends_the_session_normally() -> None:
-    async with open_client(ScriptedHandler()) as client:
+    handler = ScriptedHandler()
+    async with open_client(handler) as client:
+        assert len(handler.sessions) == 1
         await client.stream.aclose()
         assert await client.session.wait_exited() == NORMAL
+    assert handler.sessions == set()
 
 
 async def test_an_oversized_message_is_refused_and_the_next_one_served() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
+from trimcp.protocol import Phase
+
 if TYPE_CHECKING:
     from trimcp.protocol import (
         ClientCapabilities,
@@ -33,6 +35,17 @@ class SessionHandle:
 
     def __init__(self, session: Session) -> None:
         self._session = session
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionHandle) and other._session is self._session
+
+    def __hash__(self) -> int:
+        return id(self._session)
+
+    @property
+    def open(self) -> bool:
+        """False once the session has begun to close."""
+        return self._session.connection.phase is not Phase.CLOSED
 
     @property
     def session_id(self) -> str:

@@ -156,11 +156,13 @@ class Session(Actor):
         """Start the reader and writer tasks and the initialization timer."""
         self.start_soon(self._write_loop)
         self.start_soon(self._read_loop)
+        self._handler.session_opened(SessionHandle(self))
         if self._options.initialization_timeout != math.inf:
             self._init_timer = self.send_after(self._options.initialization_timeout, _InitTimeout())
 
     async def terminate(self, reason: ExitReason) -> None:
         """Close the core and the stream; in-flight requests are cancelled with the actor."""
+        self._handler.session_closed(SessionHandle(self))
         self.connection.close()
         for waiter in self._outgoing.values():
             waiter.done.set()
