@@ -57,6 +57,14 @@ class RequestHandler(Protocol):
         """React to a client notification (``notifications/roots/list_changed``, ...)."""
         ...
 
+    def session_opened(self, session: SessionHandle) -> None:
+        """A session started (before its handshake): the server may track it for broadcasts."""
+        ...
+
+    def session_closed(self, session: SessionHandle) -> None:
+        """A session ended: forget it (subscriptions, broadcast lists). Must not raise."""
+        ...
+
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
