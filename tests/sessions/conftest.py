@@ -65,6 +65,7 @@ class Client:
     connection: ClientConnection
     stream: MessageStream
     session: ActorRef
+    actor: Session
 
     async def send(self, data: bytes) -> None:
         await self.stream.send_message(data)
@@ -96,11 +97,13 @@ async def open_client(
 ) -> AsyncIterator[Client]:
     server_side, client_side = memory_stream_pair()
     async with trio.open_nursery() as nursery:
-        ref = await spawn(nursery, Session(server_side, handler, options))
+        actor = Session(server_side, handler, options)
+        ref = await spawn(nursery, actor)
         client = Client(
             ClientConnection(Implementation(name="test-client", version="0.1"), capabilities),
             client_side,
             ref,
+            actor,
         )
         if handshake:
             await client.handshake()

@@ -92,6 +92,8 @@ async def test_cancellation_stops_the_handler_and_sends_nothing() -> None:
         await cancelled.wait()
         await client.send(b'{"jsonrpc":"2.0","id":"b","method":"tools/list"}')
         assert (await client.receive_wire())["id"] == "b"  # nothing was sent for "a"
+        # ... and the core no longer tracks "a" (a later request may reuse the id).
+        assert client.actor.connection.statistics().inbound_in_flight == frozenset()
 
 
 async def test_progress_goes_out_with_the_token_and_stops_with_the_request() -> None:

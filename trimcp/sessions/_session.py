@@ -18,6 +18,7 @@ stream: end of input, a broken transport or an initialization timeout end it nor
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -66,6 +67,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[ProgressParams], Awaitable[None]]
+
+# What the core is told for a request the client cancelled; it is never sent.
+_CANCELLED = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="cancelled by the client")
 
 # Most replies ready at one moment that go out in one write.
 _WRITE_BATCH = 256
@@ -277,9 +281,20 @@ class Session(Actor):
             else:
                 data = self._encode_result(request.id, request.method, result)
         del self._requests[request.id]
-        if scope.cancelled_caught and not self.connection.is_cancelled(request.id):
-            return  # the session is stopping: nobody is left to answer
+        if scope.cancelled_caught:
+            self._release_cancelled(request.id)
+            return
         await self.write(data)
+
+    def _release_cancelled(self, request_id: RequestId) -> None:
+        """Tell the core a cancelled request is over; it writes nothing for it.
+
+        Cancelled by the client: the core still tracks the id until it is "answered" (and
+        encodes nothing). Cancelled because the session is stopping: nobody is left to answer.
+        """
+        if self.connection.is_cancelled(request_id):
+            with contextlib.suppress(LocalProtocolError):
+                self.connection.send_error(request_id, _CANCELLED)
 
     def _encode_result(self, request_id: RequestId, method: str, result: JsonObject) -> bytes:
         try:
