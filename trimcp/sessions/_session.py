@@ -85,13 +85,7 @@ class RequestTimedOut(TransportClosed):
 @final
 @dataclass(frozen=True, slots=True)
 class _Inbound:
-    data: bytes
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _TooLarge:
-    error: MessageTooLarge
+    messages: list[bytes | MessageTooLarge]
 
 
 @final
@@ -177,34 +171,43 @@ class Session(Actor):
 
     async def _read_loop(self) -> None:
         ref = self.ref
+        stream = self._stream
         while True:
+            batch: list[bytes | MessageTooLarge]
             try:
-                data = await self._stream.receive_message()
+                batch = [await stream.receive_message()]
             except MessageTooLarge as exc:
-                await ref.cast(_TooLarge(exc))
-                continue
+                batch = [exc]
             except (TransportClosed, TransportBroken) as exc:
                 logger.debug("session %s: input ended (%r)", self.name, exc)
                 self.stop(NORMAL)
                 return
-            await ref.cast(_Inbound(data))
+            # Everything the same read brought travels as one message: one mailbox hop and
+            # one scheduling round per read, not per line, so replies also leave together.
+            batch.extend(stream.receive_ready())
+            await ref.cast(_Inbound(batch))
 
     async def handle_cast(self, message: object) -> None:
         """Feed inbound bytes to the core and act on its events; send casted notifications."""
         if isinstance(message, _Inbound):
-            for event in self.connection.receive(message.data):
-                await self._on_event(event)
-        elif isinstance(message, _TooLarge):
-            error = ErrorObject(
-                code=ErrorCode.INVALID_REQUEST,
-                message=str(message.error),
-                data={"size": message.error.size, "limit": message.error.limit},
-            )
-            await self.write(self.connection.send_error(None, error))
+            for item in message.messages:
+                if isinstance(item, MessageTooLarge):
+                    await self._refuse_oversized(item)
+                    continue
+                for event in self.connection.receive(item):
+                    await self._on_event(event)
         elif isinstance(message, Notify):
             await self.write(self.connection.send_notification(message.method, message.params))
         else:
             await super().handle_cast(message)
+
+    async def _refuse_oversized(self, error: MessageTooLarge) -> None:
+        refusal = ErrorObject(
+            code=ErrorCode.INVALID_REQUEST,
+            message=str(error),
+            data={"size": error.size, "limit": error.limit},
+        )
+        await self.write(self.connection.send_error(None, refusal))
 
     async def handle_info(self, message: object) -> None:
         """Close the session if the handshake did not finish in time."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import final
 
-from ..errors import MessageTooLarge
+from trimcp.errors import MessageTooLarge
 
 # Lines at least this long are copied out once, through a memoryview; shorter ones through a
 # bytearray slice (two copies), which is about half the cost below a few KiB (timeit, 3.11).

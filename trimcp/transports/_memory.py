@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
-from ..errors import MessageTooLarge, TransportBroken, TransportClosed
+from trimcp.errors import MessageTooLarge, TransportBroken, TransportClosed
+
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE
 
 if TYPE_CHECKING:
@@ -59,6 +60,19 @@ class MemoryMessageStream(trio.abc.AsyncResource):
         if len(message) > self._max_message_size:
             raise MessageTooLarge(len(message), self._max_message_size)
         return message
+
+    def receive_ready(self) -> list[bytes | MessageTooLarge]:
+        """Return the messages already queued by the peer, without waiting."""
+        ready: list[bytes | MessageTooLarge] = []
+        while True:
+            try:
+                message = self._receive_channel.receive_nowait()
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return ready
+            if len(message) > self._max_message_size:
+                ready.append(MessageTooLarge(len(message), self._max_message_size))
+            else:
+                ready.append(message)
 
     async def send_message(self, data: bytes) -> None:
         """Send one message, waiting while the peer's queue is full.

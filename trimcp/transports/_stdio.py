@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
-from ..errors import LocalProtocolError, TransportBroken, TransportClosed
+from trimcp.errors import LocalProtocolError, MessageTooLarge, TransportBroken, TransportClosed
+
 from ._line_framer import LineFramer
 
 if TYPE_CHECKING:
@@ -157,6 +158,21 @@ class StdioStream(trio.abc.AsyncResource):
             await self._receive_chunk()
             message = self._framer.next_message()
         return message
+
+    def receive_ready(self) -> list[bytes | MessageTooLarge]:
+        """Return the lines already buffered, without reading (see ``MessageStream``)."""
+        ready: list[bytes | MessageTooLarge] = []
+        if self._closed:
+            return ready
+        while True:
+            try:
+                message = self._framer.next_message()
+            except MessageTooLarge as exc:
+                ready.append(exc)
+                continue
+            if message is None:
+                return ready
+            ready.append(message)
 
     async def _receive_chunk(self) -> None:
         try:

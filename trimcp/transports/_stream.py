@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from trimcp.errors import MessageTooLarge
+
 
 class MessageStream(Protocol):
     """A bidirectional stream of framed messages.
@@ -33,6 +35,15 @@ class MessageStream(Protocol):
 
     async def receive_message(self) -> bytes:
         """Return the next whole message (see the class docstring for the errors)."""
+        ...
+
+    def receive_ready(self) -> list[bytes | MessageTooLarge]:
+        """Return the messages already received and framed, without waiting (maybe none).
+
+        An oversized message in that run appears as its ``MessageTooLarge`` error, in order.
+        Lets a reader hand a whole read's worth of messages on at once instead of one per
+        scheduling round.
+        """
         ...
 
     async def send_message(self, data: bytes) -> None:
