@@ -143,16 +143,18 @@ class Session(Actor):
         self.log_level: str | None = None
         self._requests: dict[RequestId, trio.CancelScope] = {}
         self._outgoing: dict[RequestId, _Outgoing] = {}
-        self._to_writer, self._writer_queue = trio.open_memory_channel[bytes](
-            self._options.write_queue
-        )
+        # Encoded messages waiting for the stream; flushed by whichever task finds the
+        # stream idle (see ``write``). ``_room`` wakes writers waiting for space.
+        self._pending: list[bytes] = []
+        self._flushing = False
+        self._write_closed = False
+        self._room = trio.Event()
         self._init_timer: trio.CancelScope | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
 
     async def init(self) -> None:
         """Start the reader and writer tasks and the initialization timer."""
-        self.start_soon(self._write_loop)
         self.start_soon(self._read_loop)
         self._handler.session_opened(SessionHandle(self))
         if self._options.initialization_timeout != math.inf:
@@ -164,7 +166,8 @@ class Session(Actor):
         self.connection.close()
         for waiter in self._outgoing.values():
             waiter.done.set()
-        self._to_writer.close()
+        self._write_closed = True
+        self._room.set()
         await self._stream.aclose()
 
     # --- inbound ------------------------------------------------------------------------
@@ -319,27 +322,48 @@ class Session(Actor):
 
     # --- outbound -----------------------------------------------------------------------
 
-    async def write(self, data: bytes) -> None:
-        """Queue one encoded message for the writer; ``b""`` (nothing to send) is skipped."""
-        if data:
-            try:
-                await self._to_writer.send(data)
-            except trio.ClosedResourceError:
-                raise TransportClosed("the session is closing") from None
+    async def write(self, data: bytes) -> bool:
+        """Send one encoded message; return False if it was dropped (the session is closing).
 
-    async def _write_loop(self) -> None:
-        queue = self._writer_queue
-        async for first in queue:
-            batch = [first]
-            while len(batch) < _WRITE_BATCH:
-                try:
-                    batch.append(queue.receive_nowait())
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
+        ``b""`` (nothing to send, e.g. the reply to a cancelled request) is skipped.
+
+        There is no writer task: if the stream is idle, the caller writes, taking along
+        whatever others queued meanwhile; if another task is writing, the message is queued
+        for it and the caller returns at once (waiting only while ``write_queue`` messages are
+        already queued). Replies that are ready together leave in one write, and a reply to a
+        lone request costs no extra task switch. The write is shielded: cancelling the task
+        that happens to be flushing must not cut a message in half; closing the stream (the
+        session's ``terminate``) ends a write that is stuck.
+        """
+        if not data:
+            return True
+        while len(self._pending) >= self._options.write_queue and not self._write_closed:
+            self._room = trio.Event() if self._room.is_set() else self._room
+            await self._room.wait()
+        if self._write_closed:
+            logger.debug("session %s is closing; dropped %d bytes", self.name, len(data))
+            return False
+        self._pending.append(data)
+        if not self._flushing:
+            self._flushing = True
+            try:
+                with trio.CancelScope(shield=True):
+                    await self._flush()
+            finally:
+                self._flushing = False
+        return True
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[:_WRITE_BATCH], self._pending[_WRITE_BATCH:]
+            self._room.set()
             try:
                 await self._stream.send_messages(batch)
             except (TransportClosed, TransportBroken) as exc:
                 logger.debug("session %s: output ended (%r)", self.name, exc)
+                self._write_closed = True
+                self._pending.clear()
+                self._room.set()
                 self.stop(NORMAL)
                 return
 
