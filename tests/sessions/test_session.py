@@ -14,6 +14,7 @@ from trimcp.protocol import (
     JsonObject,
     Request,
     RequestReceived,
+    ServerCapabilities,
 )
 from trimcp.sessions import RequestContext, RequestTimedOut, SessionOptions
 
@@ -231,3 +232,22 @@ async def test_logging_respects_the_level() -> None:
         first, second, result = [await client.receive_wire() for _ in range(3)]
     assert [first["params"]["level"], second["params"]["level"]] == ["warning", "error"]  # type: ignore[index,call-overload]
     assert result["result"]["sent"] == [False, False, True, True]  # type: ignore[index,call-overload]
+
+
+async def test_posted_notifications_wait_for_initialized() -> None:
+    handler = ScriptedHandler(capabilities=ServerCapabilities(tools=True, tools_list_changed=True))
+    async with open_client(handler, handshake=False) as client:
+        _, data = client.connection.send_initialize()
+        await client.send(data)
+        await client.events()
+        [session] = handler.sessions
+        assert session.notify_nowait("notifications/tools/list_changed")
+        assert session.notify_nowait("notifications/tools/list_changed")  # a duplicate
+        await client.send(client.connection.send_initialized())
+        await client.send(b'{"jsonrpc":"2.0","id":9,"method":"ping"}')
+        held = await client.receive_wire()
+        pong = await client.receive_wire()
+    assert held == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    assert pong["id"] == 9  # the duplicate was dropped
+    await trio.testing.wait_all_tasks_blocked()
+    assert not session.notify_nowait("notifications/tools/list_changed")  # closed

@@ -1,15 +1,43 @@
-"""User-facing server API: the building blocks of the decorator API, so far.
+"""User-facing server API: ``MCPServer`` and its decorators, on top of the sessions layer.
 
-Today this package holds the pure, I/O-free pieces that ``@server.tool()``,
-``@server.resource()`` and ``@server.prompt()`` will stand on: JSON Schema derivation from
-signatures (``_schema``), argument validation and conversion (``_validation``), RFC 6570 URI
-templates (``_uri_template``) and opaque list cursors (``_pagination``). The decorator class,
-dispatch and sessions come later; transports and the protocol core are its neighbours below
-(``trimcp.protocol``), the built-in skills its users above.
+``MCPServer`` implements ``trimcp.sessions.RequestHandler``: ``@server.tool()``,
+``@server.resource(uri)``, ``@server.prompt()`` and ``@server.completion()`` register plain
+(sync or async) functions; schemas come from type hints, arguments are validated and
+converted before a call, results become content blocks, and a ``Context`` parameter gives a
+function progress, logging, cancellation and the client's sampling, elicitation and roots.
+``server.run_stdio()`` serves one client over stdio.
+
+Modules: ``_server`` (``MCPServer``), ``_catalog`` (registries), ``_dispatch`` (one
+function per method), ``_tools``, ``_resources``, ``_prompts``, ``_completion``,
+``_content`` (content helpers and conversion), ``_context`` (``Context``),
+``_client_features`` (sampling/elicitation/roots params and results), ``_broadcast``
+(sessions, subscriptions, list-change notifications), and the pure building blocks:
+``_schema`` (JSON Schema from signatures), ``_validation`` and ``_conversion`` (arguments),
+``_uri_template`` (RFC 6570), ``_pagination`` (opaque cursors).
+
+Not here: the wire and the lifecycle (``trimcp.sessions``, ``trimcp.protocol``), transports,
+and the experimental tasks feature of 2025-11-25 (not offered). The in-memory test client
+is ``trimcp.testing.open_in_memory_client``.
 """
 
 from __future__ import annotations
 
+from ._client_features import ClientCapabilityMissing as ClientCapabilityMissing
+from ._client_features import ElicitationError as ElicitationError
+from ._client_features import ElicitResult as ElicitResult
+from ._client_features import Root as Root
+from ._client_features import SampleResult as SampleResult
+from ._client_features import SamplingOptions as SamplingOptions
+from ._completion import Completion as Completion
+from ._completion import CompletionHandler as CompletionHandler
+from ._completion import PromptRef as PromptRef
+from ._completion import ResourceTemplateRef as ResourceTemplateRef
+from ._content import Audio as Audio
+from ._content import EmbeddedResource as EmbeddedResource
+from ._content import Image as Image
+from ._content import ResourceContents as ResourceContents
+from ._content import ResourceLink as ResourceLink
+from ._context import Context as Context
 from ._docstrings import Docstring as Docstring
 from ._docstrings import parse_docstring as parse_docstring
 from ._hints import SchemaError as SchemaError
@@ -18,7 +46,9 @@ from ._pagination import InvalidCursor as InvalidCursor
 from ._pagination import Page as Page
 from ._pagination import Paginator as Paginator
 from ._pagination import snapshot_of as snapshot_of
-from ._schema import Context as Context
+from ._prompts import PromptMessage as PromptMessage
+from ._prompts import PromptOptions as PromptOptions
+from ._resources import ResourceOptions as ResourceOptions
 from ._schema import FunctionSchema as FunctionSchema
 from ._schema import OutputError as OutputError
 from ._schema import OutputSpec as OutputSpec
@@ -29,6 +59,10 @@ from ._schema import derive_output_schema as derive_output_schema
 from ._schema import schema_for_type as schema_for_type
 from ._schema import structured_content as structured_content
 from ._schema import to_jsonable as to_jsonable
+from ._server import MCPServer as MCPServer
+from ._server import ServerOptions as ServerOptions
+from ._tools import ToolAnnotations as ToolAnnotations
+from ._tools import ToolOptions as ToolOptions
 from ._uri_template import TemplateError as TemplateError
 from ._uri_template import UriTemplate as UriTemplate
 from ._validation import ArgumentError as ArgumentError
@@ -41,20 +75,42 @@ from ._validation import validate_structured_content as validate_structured_cont
 __all__ = [
     "ArgumentError",
     "ArgumentProblem",
+    "Audio",
     "CallArguments",
+    "ClientCapabilityMissing",
+    "Completion",
+    "CompletionHandler",
     "Context",
     "CursorCodec",
     "Docstring",
+    "ElicitResult",
+    "ElicitationError",
+    "EmbeddedResource",
     "FunctionSchema",
+    "Image",
     "InvalidCursor",
+    "MCPServer",
     "OutputError",
     "OutputSpec",
     "Page",
     "Paginator",
     "Param",
     "ParameterSpec",
+    "PromptMessage",
+    "PromptOptions",
+    "PromptRef",
+    "ResourceContents",
+    "ResourceLink",
+    "ResourceOptions",
+    "ResourceTemplateRef",
+    "Root",
+    "SampleResult",
+    "SamplingOptions",
     "SchemaError",
+    "ServerOptions",
     "TemplateError",
+    "ToolAnnotations",
+    "ToolOptions",
     "UnsupportedDialect",
     "UriTemplate",
     "derive_function_schema",

@@ -22,7 +22,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from trimcp.server._docstrings import parse_docstring
 from trimcp.server._hints import MISSING, Hint, HintKind, SchemaError, classify, fields_of
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
 
 __all__ = [
-    "Context",
+    "ContextMarker",
     "FunctionSchema",
     "OutputError",
     "OutputSpec",
@@ -50,12 +50,15 @@ __all__ = [
 ]
 
 
-class Context(Protocol):
-    """Placeholder for the request context the decorator API will inject.
+class ContextMarker:
+    """Base of the request context the server injects (``trimcp.server.Context``).
 
-    A parameter annotated with ``Context`` (or a subclass) is not part of the input schema;
-    the server passes it by keyword. The real context class will subclass this.
+    A parameter annotated with a subclass of this is not part of the input schema; the
+    server passes it by keyword. Kept here, apart from ``Context`` itself, so that schema
+    derivation needs nothing from the runtime side of the package.
     """
+
+    __slots__ = ()
 
 
 @typing.final
@@ -342,7 +345,7 @@ def schema_for_type(hint: object, *, mode: str = "validation") -> JsonObject:
 
 def _is_context(hint: object) -> bool:
     hint = _context_target(hint)
-    return isinstance(hint, type) and (hint is Context or Context in hint.__mro__)
+    return isinstance(hint, type) and ContextMarker in hint.__mro__
 
 
 def _context_target(hint: object) -> object:

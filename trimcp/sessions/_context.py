@@ -92,6 +92,16 @@ class SessionHandle:
         """
         await self._session.write(self._session.connection.send_notification(method, params))
 
+    def notify_nowait(self, method: str, params: JsonObject | None = None) -> bool:
+        """Queue a notification for the session's own task to send; never waits.
+
+        For code outside the session (a registry change, another actor): the session checks
+        and sends it in order with its other traffic, and skips it if its phase or the
+        declared capabilities forbid it at that point. Returns False if the session is
+        already closing.
+        """
+        return self._session.post_notification(method, params)
+
     async def log(self, level: str, data: JsonValue, logger: str | None = None) -> bool:
         """Send ``notifications/message`` if ``level`` passes the client's filter.
 

@@ -29,6 +29,7 @@ import trio
 
 from trimcp.actors import NORMAL, Actor, ExitReason
 from trimcp.errors import (
+    ActorGone,
     JsonRpcError,
     LocalProtocolError,
     MessageTooLarge,
@@ -70,6 +71,10 @@ ProgressCallback = Callable[[ProgressParams], Awaitable[None]]
 
 # What the core is told for a request the client cancelled; it is never sent.
 _CANCELLED = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="cancelled by the client")
+
+# Phases in which posted notifications wait for the client's ``initialized``.
+_BEFORE_OPERATION = (Phase.AWAITING_INITIALIZE, Phase.NEGOTIATING, Phase.INITIALIZING)
+_MAX_HELD = 32
 
 # Most replies ready at one moment that go out in one write.
 _WRITE_BATCH = 256
@@ -150,6 +155,7 @@ class Session(Actor):
         self._write_closed = False
         self._room = trio.Event()
         self._init_timer: trio.CancelScope | None = None
+        self._held: list[Notify] = []
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -200,9 +206,33 @@ class Session(Actor):
                 for event in self.connection.receive(item):
                     await self._on_event(event)
         elif isinstance(message, Notify):
-            await self.write(self.connection.send_notification(message.method, message.params))
+            await self._send_notify(message)
         else:
             await super().handle_cast(message)
+
+    async def _send_notify(self, message: Notify) -> None:
+        if self.connection.phase in _BEFORE_OPERATION:
+            # Posted notifications travel in the system lane and may overtake the client's
+            # own ``initialized``: hold them until it arrives (few, duplicates dropped).
+            if message not in self._held and len(self._held) < _MAX_HELD:
+                self._held.append(message)
+            return
+        try:
+            data = self.connection.send_notification(message.method, message.params)
+        except LocalProtocolError as exc:
+            # Not initialized yet, closing, or a capability this session did not get: a
+            # broadcast skips such sessions rather than failing them.
+            logger.debug("session %s: %s not sent: %s", self.name, message.method, exc)
+            return
+        await self.write(data)
+
+    def post_notification(self, method: str, params: JsonObject | None) -> bool:
+        """Queue ``Notify`` in this session's system lane (never waits); see SessionHandle."""
+        try:
+            self.ref.send_info(Notify(method, params))
+        except ActorGone:
+            return False
+        return True
 
     async def _refuse_oversized(self, error: MessageTooLarge) -> None:
         refusal = ErrorObject(
@@ -213,7 +243,10 @@ class Session(Actor):
         await self.write(self.connection.send_error(None, refusal))
 
     async def handle_info(self, message: object) -> None:
-        """Close the session if the handshake did not finish in time."""
+        """Send posted notifications; close the session if the handshake did not finish."""
+        if isinstance(message, Notify):
+            await self._send_notify(message)
+            return
         if isinstance(message, _InitTimeout):
             if self.connection.phase is not Phase.OPERATING:
                 logger.info(
@@ -238,6 +271,9 @@ class Session(Actor):
         elif isinstance(event, Initialized):
             if self._init_timer is not None:
                 self._init_timer.cancel()
+            held, self._held = self._held, []
+            for message in held:
+                await self._send_notify(message)
         elif isinstance(event, Cancelled):
             running = self._requests.get(event.request_id)
             if running is not None:

@@ -1,0 +1,524 @@
+"""One MCP server exposing every feature trimcp has, and the official conformance fixtures.
+
+Try it:  python examples/everything_server.py --transport stdio
+
+then type (one JSON object per line) an ``initialize`` request, ``notifications/initialized``
+and e.g. ``{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo",
+"arguments": {"text": "hi"}}}``; or point any MCP client (the official SDKs, the
+conformance suite's server scenarios) at the command. Only ``--transport stdio`` works so
+far. Protocol messages go to stdout, logs to stderr.
+
+Besides the conformance fixtures (the ``test_*`` tools and prompts, the ``test://``
+resources, described in the block before them) it has: ``echo`` (annotated), ``add``
+(structured output), ``sleep`` (progress; cancel it and watch stderr), ``list_roots``
+(roots), ``get_resource_links`` (``resource_link`` blocks), ``connect_account`` (URL-mode
+elicitation) and ``update_watched_resource`` (sends ``notifications/resources/updated`` to
+subscribers of ``test://watched-resource``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import io
+import json
+import logging
+import struct
+import sys
+import typing
+import wave
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, TypedDict
+
+import trio
+
+from trimcp.server import (
+    Audio,
+    Completion,
+    Context,
+    ElicitResult,
+    EmbeddedResource,
+    Image,
+    MCPServer,
+    Param,
+    PromptMessage,
+    PromptRef,
+    ResourceLink,
+    ToolAnnotations,
+)
+from trimcp.sessions import serve_stdio
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from trimcp.protocol import (
+        Implementation,
+        JsonObject,
+        Notification,
+        Request,
+        ServerCapabilities,
+    )
+    from trimcp.server import ResourceTemplateRef
+    from trimcp.sessions import RequestContext, SessionHandle, SessionOptions
+
+logger = logging.getLogger("everything_server")
+
+
+def red_pixel_png() -> bytes:
+    """Return a 1x1 red PNG (8-bit RGB, one unfiltered scanline)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data)
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    signature = b"\x89PNG\r\n\x1a\n"
+    return signature + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+
+
+def silent_wav() -> bytes:
+    """Return 10 ms of 8 kHz mono 8-bit silence as a WAV file."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(1)
+        wav.setframerate(8000)
+        wav.writeframes(b"\x80" * 80)
+    return buffer.getvalue()
+
+
+PNG = red_pixel_png()
+WAV = silent_wav()
+
+# --- conformance fixtures ------------------------------------------------------------------
+# What the official suite's server scenarios (@modelcontextprotocol/conformance) check:
+#   tools-list: every tool has name, description, inputSchema.
+#   test_simple_text -> one text block "This is a simple text response for testing."
+#   test_image_content -> an image block with data and mimeType (PNG here).
+#   test_audio_content -> an audio block, mimeType exactly "audio/wav".
+#   test_embedded_resource -> a resource block with uri, mimeType and text.
+#   test_multiple_content_types -> >= 2 blocks, among them text, image and resource.
+#   test_tool_with_logging: after setLevel(debug), >= 3 notifications/message during the
+#     call (spec: 3 at info, ~50 ms apart).
+#   test_tool_with_progress: with _meta.progressToken, >= 3 non-decreasing progress
+#     notifications (spec: 0, 50, 100 of 100, ~50 ms apart).
+#   test_error_handling -> isError: true and content[0].text non-empty.
+#   test_sampling {prompt} -> sends sampling/createMessage (the prompt as one user text
+#     message, maxTokens 100), returns non-empty content ("LLM response: ...").
+#   test_elicitation {message} -> sends elicitation/create (username, email; both required),
+#     returns non-empty content ("User response: ...").
+#   test_elicitation_sep1034_defaults: requestedSchema name/age/score/status/verified with
+#     type and default "John Doe"/30/95.5/"active" (enum)/true.
+#   test_elicitation_sep1330_enums: untitledSingle (enum), titledSingle (oneOf const/title),
+#     legacyEnum (enum + enumNames), untitledMulti (array, items.enum), titledMulti (array,
+#     items.anyOf const/title); no mixing of the forms.
+#   json_schema_2020_12_tool: tools/list keeps $schema (2020-12 URI), $defs.address and
+#     additionalProperties: false in its inputSchema.
+#   test_reconnection (HTTP only, SEP-1699): the server closes the SSE stream mid-call and
+#     delivers the result after the client reconnects with Last-Event-ID; over stdio it
+#     just answers "Reconnection test completed successfully".
+#   resources: list entries have uri and name; test://static-text reads as text with a
+#     mimeType; test://static-binary as a blob with a mimeType; test://template/123/data
+#     has text containing "123"; test://watched-resource accepts subscribe/unsubscribe.
+#   prompts: list entries have name and description; test_simple_prompt has messages with
+#     role and content; test_prompt_with_arguments {arg1, arg2} mentions both values;
+#     test_prompt_with_embedded_resource {resourceUri} has a resource block;
+#     test_prompt_with_image has an image block with data and mimeType.
+#   completion-complete: ref/prompt test_prompt_with_arguments, argument arg1 -> a
+#     completion with a values array. logging-set-level and ping -> {}.
+
+WATCHED_URI = "test://watched-resource"
+
+JSON_SCHEMA_2020_12: JsonObject = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+
+
+class Address(TypedDict, total=False):
+    street: str
+    city: str
+
+
+class Sum(TypedDict):
+    sum: int
+
+
+def add_content_tools(server: MCPServer) -> None:
+    @server.tool()
+    def test_simple_text() -> str:
+        """Return a simple text response."""
+        return "This is a simple text response for testing."
+
+    @server.tool()
+    def test_image_content() -> Image:
+        """Return a 1x1 red PNG image."""
+        return Image(PNG, "image/png")
+
+    @server.tool()
+    def test_audio_content() -> Audio:
+        """Return a short silent WAV clip."""
+        return Audio(WAV, "audio/wav")
+
+    @server.tool()
+    def test_embedded_resource() -> EmbeddedResource:
+        """Return an embedded text resource."""
+        text = "This is an embedded resource content."
+        return EmbeddedResource.of("test://embedded-resource", text=text, mime_type="text/plain")
+
+    @server.tool()
+    def test_multiple_content_types() -> list[object]:
+        """Return text, image and embedded resource content together."""
+        data = json.dumps({"test": "data", "value": 123}, separators=(",", ":"))
+        resource = EmbeddedResource.of(
+            "test://mixed-content-resource", text=data, mime_type="application/json"
+        )
+        return ["Multiple content types test:", Image(PNG, "image/png"), resource]
+
+
+def add_behaviour_tools(server: MCPServer) -> None:
+    @server.tool()
+    async def test_tool_with_logging(ctx: Context) -> str:
+        """Send three info log messages, 50 ms apart."""
+        await ctx.info("Tool execution started")
+        await trio.sleep(0.05)
+        await ctx.info("Tool processing data")
+        await trio.sleep(0.05)
+        await ctx.info("Tool execution completed")
+        return "Tool with logging executed successfully"
+
+    @server.tool()
+    async def test_tool_with_progress(ctx: Context) -> str:
+        """Report progress 0, 50 and 100 of 100, 50 ms apart."""
+        await ctx.report_progress(0, 100)
+        await trio.sleep(0.05)
+        await ctx.report_progress(50, 100)
+        await trio.sleep(0.05)
+        await ctx.report_progress(100, 100)
+        return f"Tool with progress executed successfully (token {ctx.progress_token!r})"
+
+    @server.tool()
+    def test_error_handling() -> str:
+        """Always fail, as a tool execution error (isError: true)."""
+        raise RuntimeError("This tool intentionally returns an error for testing")
+
+    @server.tool()
+    def test_reconnection() -> str:
+        """Over HTTP, close the SSE stream mid-call (SEP-1699); over stdio, just answer."""
+        return "Reconnection test completed successfully"
+
+    @server.tool(description="Tool with JSON Schema 2020-12 features")
+    def json_schema_2020_12_tool(name: str | None = None, address: Address | None = None) -> str:
+        return json.dumps({"name": name, "address": address})
+
+
+def add_client_request_fixtures(server: MCPServer) -> None:
+    @server.tool()
+    async def test_sampling(prompt: str, ctx: Context) -> str:
+        """Ask the client's LLM to answer the prompt (sampling/createMessage).
+
+        Args:
+            prompt: The prompt to send to the LLM.
+        """
+        result = await ctx.sample(prompt, max_tokens=100)
+        return f"LLM response: {result.text}"
+
+    @server.tool()
+    async def test_elicitation(message: str, ctx: Context) -> str:
+        """Ask the user for a username and an email (elicitation/create).
+
+        Args:
+            message: The message to show the user.
+        """
+        schema = {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
+        }
+        answer = await ctx.elicit(message, schema)
+        return f"User response: {described(answer)}"
+
+    @server.tool()
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+        """Elicit one field of each primitive type, each with a default (SEP-1034)."""
+        properties = {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": True},
+        }
+        message = "Test client default value handling - please accept with defaults"
+        answer = await ctx.elicit(message, {"type": "object", "properties": properties})
+        return f"Elicitation completed: {described(answer)}"
+
+    @server.tool()
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+        """Elicit the five enum forms of SEP-1330 (single/multi, titled/untitled, legacy)."""
+        options = ["option1", "option2", "option3"]
+        properties = {
+            "untitledSingle": {"type": "string", "enum": options},
+            "titledSingle": {"type": "string", "oneOf": titled("value", "Option")},
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {"type": "array", "items": {"type": "string", "enum": options}},
+            "titledMulti": {"type": "array", "items": {"anyOf": titled("value", "Choice")}},
+        }
+        answer = await ctx.elicit("Pick some options", {"type": "object", "properties": properties})
+        return f"Elicitation completed: {described(answer)}"
+
+
+def described(answer: ElicitResult) -> str:
+    """Return ``action=..., content={...}`` for an elicitation answer."""
+    return f"action={answer.action}, content={json.dumps(answer.content)}"
+
+
+def titled(prefix: str, noun: str) -> list[object]:
+    """Return ``[{"const": "value1", "title": "First Option"}, ...]`` (three entries)."""
+    ordinals = ("First", "Second", "Third")
+    return [{"const": f"{prefix}{n}", "title": f"{o} {noun}"} for n, o in enumerate(ordinals, 1)]
+
+
+@dataclass
+class Watched:
+    """The mutable state behind ``test://watched-resource``."""
+
+    version: int = 0
+
+
+def add_resources(server: MCPServer, watched: Watched) -> None:
+    @server.resource("test://static-text", mime_type="text/plain")
+    def static_text() -> str:
+        """A static text resource."""
+        return "This is the content of the static text resource."
+
+    @server.resource("test://static-binary", mime_type="image/png")
+    def static_binary() -> bytes:
+        """A static binary resource (a 1x1 red PNG)."""
+        return PNG
+
+    @server.resource("test://template/{id}/data", mime_type="application/json")
+    def template_data(id: str) -> dict[str, object]:  # noqa: A002 - the template's variable
+        """JSON data for any ID."""
+        return {"id": id, "templateTest": True, "data": f"Data for ID: {id}"}
+
+    @server.resource(WATCHED_URI, mime_type="text/plain")
+    def watched_resource() -> str:
+        """A resource to subscribe to; update_watched_resource changes it."""
+        return f"Watched resource content, version {watched.version}"
+
+    @server.tool(annotations=ToolAnnotations(idempotent_hint=False, open_world_hint=False))
+    async def update_watched_resource() -> str:
+        """Change test://watched-resource and notify its subscribers."""
+        watched.version += 1
+        sent = await server.notify_resource_updated(WATCHED_URI)
+        return f"{WATCHED_URI} is now version {watched.version}; {sent} subscriber(s) notified"
+
+
+def add_prompts(server: MCPServer) -> None:
+    @server.prompt()
+    def test_simple_prompt() -> str:
+        """A simple prompt without arguments."""
+        return "This is a simple prompt for testing."
+
+    @server.prompt()
+    def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+        """A prompt with two required arguments.
+
+        Args:
+            arg1: First test argument
+            arg2: Second test argument
+        """
+        return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    @server.prompt()
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:
+        """A prompt embedding a resource.
+
+        Args:
+            resourceUri: URI of the resource to embed
+        """
+        text = "Embedded resource content for testing."
+        resource = EmbeddedResource.of(resourceUri, text=text, mime_type="text/plain")
+        return [
+            PromptMessage("user", resource),
+            PromptMessage("user", "Please process the embedded resource above."),
+        ]
+
+    @server.prompt()
+    def test_prompt_with_image() -> list[PromptMessage]:
+        """A prompt with an image."""
+        return [
+            PromptMessage("user", Image(PNG, "image/png")),
+            PromptMessage("user", "Please analyze the image above."),
+        ]
+
+    @server.completion()
+    async def complete(
+        ref: PromptRef | ResourceTemplateRef,
+        argument: str,
+        value: str,
+        context_arguments: Mapping[str, str],
+    ) -> Completion:
+        if isinstance(ref, PromptRef):
+            candidates = {"arg1": ["paris", "park", "party"], "arg2": ["hello", "world"]}
+        else:  # test://template/{id}/data
+            candidates = {"id": ["1", "2", "3", "123"]}
+        found = [c for c in candidates.get(argument, []) if c.startswith(value)]
+        return Completion(values=found, total=len(found), has_more=False)
+
+
+# --- features beyond the conformance suite ----------------------------------------------------
+
+
+def add_feature_tools(server: MCPServer) -> None:
+    @server.tool(title="Echo", annotations=ToolAnnotations(read_only_hint=True))
+    def echo(text: Annotated[str, Param(description="The text to echo back")]) -> str:
+        """Return the text, as one text block."""
+        return text
+
+    @server.tool()
+    def add(a: int, b: int) -> Sum:
+        """Add two integers (structured output)."""
+        return {"sum": a + b}
+
+    @server.tool()
+    async def sleep(seconds: Annotated[float, Param(ge=0, le=60)], ctx: Context) -> str:
+        """Sleep, reporting progress every 0.1 s; a cancelled sleep is logged to stderr."""
+        steps = max(1, round(seconds * 10))
+        done = 0
+        try:
+            for done in range(1, steps + 1):
+                await trio.sleep(seconds / steps)
+                await ctx.report_progress(done, steps, f"slept {done / 10:.1f} s")
+        finally:
+            if done < steps:
+                logger.info("sleep cancelled after %d of %d steps", done, steps)
+        return f"slept {seconds} s"
+
+    @server.tool()
+    async def list_roots(ctx: Context) -> str:
+        """Ask the client for its roots (roots/list) and return them as JSON."""
+        roots = await ctx.list_roots()
+        return json.dumps([{"uri": root.uri, "name": root.name} for root in roots])
+
+    @server.tool()
+    def get_resource_links() -> list[ResourceLink]:
+        """Return links to the static resources (resource_link blocks)."""
+        return [
+            ResourceLink(uri="test://static-text", name="static-text", mime_type="text/plain"),
+            ResourceLink(uri="test://static-binary", name="static-binary", mime_type="image/png"),
+        ]
+
+    @server.tool()
+    async def connect_account(ctx: Context) -> str:
+        """Ask the user to open a URL out of band (URL-mode elicitation)."""
+        url = "https://example.org/connect?elicitationId=everything-1"
+        answer = await ctx.elicit_url("Connect your example.org account.", url, "everything-1")
+        return f"URL elicitation: action={answer.action}"
+
+
+# --- the server -----------------------------------------------------------------------------
+
+
+@typing.final
+class SchemaOverrides:
+    """An ``MCPServer`` whose listed tools may carry hand-written input schemas.
+
+    ``MCPServer`` derives every ``inputSchema`` from type hints and never writes ``$schema``;
+    the conformance suite wants one tool listed with ``$schema``. This ``RequestHandler``
+    delegates everything and replaces the listed ``inputSchema`` of the named tools
+    (arguments are still validated against the derived schema).
+    """
+
+    def __init__(self, server: MCPServer, input_schemas: Mapping[str, JsonObject]) -> None:
+        self.server = server
+        self.input_schemas = dict(input_schemas)
+
+    @property
+    def server_info(self) -> Implementation:
+        return self.server.server_info
+
+    @property
+    def capabilities(self) -> ServerCapabilities:
+        return self.server.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.server.instructions
+
+    @property
+    def session_options(self) -> SessionOptions:
+        return self.server.session_options
+
+    async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
+        result = await self.server.handle_request(request, context)
+        tools = result.get("tools") if request.method == "tools/list" else None
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and tool.get("name") in self.input_schemas:
+                tool["inputSchema"] = self.input_schemas[str(tool["name"])]
+        return result
+
+    async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
+        await self.server.handle_notification(notification, session)
+
+    def session_opened(self, session: SessionHandle) -> None:
+        self.server.session_opened(session)
+
+    def session_closed(self, session: SessionHandle) -> None:
+        self.server.session_closed(session)
+
+
+def build_server() -> SchemaOverrides:
+    """Return a fresh everything server (its own watched-resource state)."""
+    server = MCPServer(
+        "trimcp-everything",
+        "1.0.0",
+        title="trimcp everything server",
+        instructions="A test server: every MCP feature and the conformance fixtures.",
+    )
+    add_content_tools(server)
+    add_behaviour_tools(server)
+    add_client_request_fixtures(server)
+    add_resources(server, Watched())
+    add_prompts(server)
+    add_feature_tools(server)
+    return SchemaOverrides(server, {"json_schema_2020_12_tool": JSON_SCHEMA_2020_12})
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--transport", choices=["stdio", "http", "ws"], default="stdio")
+    args = parser.parse_args(argv)
+    if args.transport != "stdio":
+        parser.error(f"--transport {args.transport} is not available yet; use --transport stdio")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
+    handler = build_server()
+    trio.run(functools.partial(serve_stdio, handler, options=handler.session_options))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""The official MCP Python SDK (``mcp``, test-only) drives the everything server over stdio.
+
+The server runs as a subprocess (``python examples/everything_server.py --transport
+stdio``); the SDK client is anyio-based and runs under trio here. Each test starts and
+stops its own server process (``stdio_client`` closes stdin, then terminates the process).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.client import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import TextIO
+
+    from mcp.client.session import ClientRequestContext
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+PARAMS = StdioServerParameters(
+    command=sys.executable,
+    args=[str(ROOT / "examples" / "everything_server.py"), "--transport", "stdio"],
+    cwd=ROOT,
+)
+
+pytestmark = [
+    pytest.mark.slow,
+    # mcp 2.3.0 deprecates logging, subscriptions and roots for its 2026-07-28 protocol;
+    # they are current features of 2025-11-25, which these tests speak (mode="legacy").
+    pytest.mark.filterwarnings(
+        "ignore:The logging capability is deprecated:mcp.shared.exceptions.MCPDeprecationWarning"
+    ),
+    pytest.mark.filterwarnings(
+        "ignore:resources/subscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning"
+    ),
+    pytest.mark.filterwarnings(
+        "ignore:resources/unsubscribe is removed:mcp.shared.exceptions.MCPDeprecationWarning"
+    ),
+]
+
+
+def run(
+    test: Callable[[Client], Awaitable[None]], errlog: TextIO | None = None, **options: Any
+) -> None:
+    """Connect an SDK client to a fresh server process, run ``test``, stop the process."""
+
+    async def main() -> None:
+        transport = stdio_client(PARAMS, errlog=errlog or sys.stderr)
+        options.setdefault("mode", "legacy")
+        async with Client(transport, read_timeout_seconds=10, **options) as client:
+            with anyio.fail_after(20):
+                await test(client)
+
+    anyio.run(main, backend="trio")
+
+
+def text_of(result: types.CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_initialize_and_tools() -> None:
+    async def body(client: Client) -> None:
+        assert client.protocol_version == "2025-11-25"
+        assert client.server_info is not None
+        assert client.server_info.name == "trimcp-everything"
+        capabilities = client.server_capabilities
+        assert capabilities.tools is not None
+        assert capabilities.resources is not None
+        assert capabilities.resources.subscribe
+        assert capabilities.prompts is not None
+        assert capabilities.completions is not None
+        assert capabilities.logging is not None
+
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "echo" in tools
+        assert tools["json_schema_2020_12_tool"].input_schema["$schema"] == (
+            "https://json-schema.org/draft/2020-12/schema"
+        )
+        assert text_of(await client.call_tool("echo", {"text": "héllo"})) == "héllo"
+
+        structured = await client.call_tool("add", {"a": 2, "b": 40})
+        assert structured.structured_content == {"sum": 42}
+        assert not structured.is_error
+
+        failed = await client.call_tool("test_error_handling", {})
+        assert failed.is_error
+        assert "intentionally" in text_of(failed)
+
+        invalid = await client.call_tool("echo", {"text": 3})
+        assert invalid.is_error
+
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("no_such_tool", {})
+        assert caught.value.error.code == -32602
+
+        content = (await client.call_tool("test_multiple_content_types", {})).content
+        assert [type(block) for block in content] == [
+            types.TextContent,
+            types.ImageContent,
+            types.EmbeddedResource,
+        ]
+        (audio,) = (await client.call_tool("test_audio_content", {})).content
+        assert isinstance(audio, types.AudioContent)
+        assert audio.mime_type == "audio/wav"
+
+    run(body)
+
+
+def test_auto_mode_falls_back_to_initialize() -> None:
+    async def body(client: Client) -> None:
+        assert client.protocol_version == "2025-11-25"
+        assert text_of(await client.call_tool("echo", {"text": "auto"})) == "auto"
+
+    run(body, mode="auto")
+
+
+def test_resources_and_subscription() -> None:
+    updated: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            arrived.set()
+
+    async def body(client: Client) -> None:
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert listed == {"test://static-text", "test://static-binary", "test://watched-resource"}
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
+
+        (text,) = (await client.read_resource("test://static-text")).contents
+        assert isinstance(text, types.TextResourceContents)
+        assert text.text == "This is the content of the static text resource."
+        (blob,) = (await client.read_resource("test://static-binary")).contents
+        assert isinstance(blob, types.BlobResourceContents)
+        assert blob.mime_type == "image/png"
+        (data,) = (await client.read_resource("test://template/123/data")).contents
+        assert isinstance(data, types.TextResourceContents)
+        assert json.loads(data.text) == {
+            "id": "123",
+            "templateTest": True,
+            "data": "Data for ID: 123",
+        }
+
+        with pytest.raises(MCPError) as caught:
+            await client.read_resource("test://missing")
+        assert caught.value.error.code == -32002
+
+        await client.subscribe_resource("test://watched-resource")
+        await client.call_tool("update_watched_resource", {})
+        with anyio.fail_after(5):
+            await arrived.wait()
+        assert updated == ["test://watched-resource"]
+        (watched,) = (
+            await client.read_resource("test://watched-resource", cache_mode="bypass")
+        ).contents
+        assert isinstance(watched, types.TextResourceContents)
+        assert watched.text.endswith("version 1")
+        await client.unsubscribe_resource("test://watched-resource")
+        result = await client.call_tool("update_watched_resource", {})
+        assert "0 subscriber(s)" in text_of(result)
+
+    run(body, message_handler=on_message)
+
+
+def test_prompts_and_completion() -> None:
+    async def body(client: Client) -> None:
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert set(prompts) == {
+            "test_simple_prompt",
+            "test_prompt_with_arguments",
+            "test_prompt_with_embedded_resource",
+            "test_prompt_with_image",
+        }
+        assert [a.name for a in prompts["test_prompt_with_arguments"].arguments or []] == [
+            "arg1",
+            "arg2",
+        ]
+        got = await client.get_prompt(
+            "test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"}
+        )
+        (message,) = got.messages
+        assert isinstance(message.content, types.TextContent)
+        assert message.content.text == "Prompt with arguments: arg1='hello', arg2='world'"
+        embedded = await client.get_prompt(
+            "test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"}
+        )
+        assert isinstance(embedded.messages[0].content, types.EmbeddedResource)
+        image = await client.get_prompt("test_prompt_with_image")
+        assert isinstance(image.messages[0].content, types.ImageContent)
+
+        ref = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
+        completion = (await client.complete(ref, {"name": "arg1", "value": "par"})).completion
+        assert completion.values == ["paris", "park", "party"]
+        template = types.ResourceTemplateReference(
+            type="ref/resource", uri="test://template/{id}/data"
+        )
+        assert (
+            await client.complete(template, {"name": "id", "value": "12"})
+        ).completion.values == ["123"]
+
+    run(body)
+
+
+def test_logging_and_progress() -> None:
+    logs: list[types.LoggingMessageNotificationParams] = []
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total))
+
+    async def body(client: Client) -> None:
+        await client.set_logging_level("debug")
+        await client.call_tool("test_tool_with_logging", {})
+        await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+        await client.set_logging_level("error")
+        await client.call_tool("test_tool_with_logging", {})
+
+    run(body, logging_callback=on_log)
+    assert [(log.level, log.data) for log in logs] == [
+        ("info", "Tool execution started"),
+        ("info", "Tool processing data"),
+        ("info", "Tool execution completed"),
+    ]
+    assert progress == [(0, 100), (50, 100), (100, 100)]
+
+
+def test_cancellation(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+
+    async def body(client: Client) -> None:
+        with anyio.move_on_after(0.5) as scope:
+            await client.call_tool("sleep", {"seconds": 30})
+        assert scope.cancelled_caught
+        # The SDK sent notifications/cancelled: the server stops the tool while the session
+        # is still open (not only when the process ends), and still answers.
+        for _ in range(250):  # polling a file: up to 5 s
+            if "sleep cancelled after" in log.read_text():
+                break
+            await anyio.sleep(0.02)
+        assert "sleep cancelled after" in log.read_text()
+        assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
+
+    with log.open("w") as errlog:
+        run(body, errlog=errlog)
+
+
+def test_sampling_elicitation_and_roots() -> None:
+    sampled: list[types.CreateMessageRequestParams] = []
+    elicited: list[types.ElicitRequestParams] = []
+
+    async def sampling(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        sampled.append(params)
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="This is a test response from the client"),
+            model="test-model",
+            stop_reason="endTurn",
+        )
+
+    async def elicitation(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        elicited.append(params)
+        if isinstance(params, types.ElicitRequestURLParams):
+            return types.ElicitResult(action="decline")
+        properties = params.requested_schema["properties"]
+        if "username" in properties:
+            return types.ElicitResult(
+                action="accept", content={"username": "u", "email": "u@example.com"}
+            )
+        defaults = {name: schema["default"] for name, schema in properties.items()}
+        return types.ElicitResult(action="accept", content=defaults)
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///srv/project", name="project")])
+
+    async def body(client: Client) -> None:
+        sample = await client.call_tool("test_sampling", {"prompt": "Test prompt for sampling"})
+        assert text_of(sample) == "LLM response: This is a test response from the client"
+        elicit = await client.call_tool("test_elicitation", {"message": "Who are you?"})
+        assert text_of(elicit).startswith("User response: action=accept")
+        defaults = await client.call_tool("test_elicitation_sep1034_defaults", {})
+        assert '"name": "John Doe"' in text_of(defaults)
+        url = await client.call_tool("connect_account", {})
+        assert text_of(url) == "URL elicitation: action=decline"
+        listed = await client.call_tool("list_roots", {})
+        assert json.loads(text_of(listed)) == [{"uri": "file:///srv/project", "name": "project"}]
+
+    run(
+        body,
+        sampling_callback=sampling,
+        elicitation_callback=elicitation,
+        list_roots_callback=roots,
+    )
+    (request,) = sampled
+    assert request.max_tokens == 100
+    assert [type(p).__name__ for p in elicited] == [
+        "ElicitRequestFormParams",
+        "ElicitRequestFormParams",
+        "ElicitRequestURLParams",
+    ]

@@ -1,0 +1,214 @@
+"""``Context``: what a tool, resource or prompt function sees of the request it serves.
+
+Annotate a parameter with ``Context`` and the server passes it by keyword; it is not part
+of the input schema. It wraps the session's ``RequestContext`` (progress, cancellation,
+logging) and sends the client requests a tool may need: sampling, elicitation, roots.
+Each of those checks the client's declared capabilities first and raises
+``ClientCapabilityMissing`` without sending anything when they are missing.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import TYPE_CHECKING, Unpack
+
+from trimcp.server._client_features import (
+    ElicitResult,
+    Root,
+    SampleResult,
+    SamplingOptions,
+    elicitation_schema,
+    read_elicit_result,
+    read_roots,
+    read_sample_result,
+    require_capability,
+    sampling_params,
+)
+from trimcp.server._schema import ContextMarker
+from trimcp.sessions import LOG_LEVELS
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+    from trimcp.protocol import JsonObject, JsonValue, ProgressToken, RequestId
+    from trimcp.sessions import RequestContext, SessionHandle
+
+    ResourceReader = Callable[[str, "Context"], Awaitable[list[JsonObject]]]
+
+__all__ = ["Context"]
+
+
+@typing.final
+class Context(ContextMarker):
+    """The request being served, and the session it came from.
+
+    Built by the server for each call; not constructed by users.
+    """
+
+    __slots__ = ("_read", "_request")
+
+    def __init__(self, request: RequestContext, read_resource: ResourceReader) -> None:
+        self._request = request
+        self._read = read_resource
+
+    @property
+    def request_id(self) -> RequestId:
+        """The JSON-RPC id of the request being served."""
+        return self._request.request_id
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        """The client's ``_meta.progressToken``, if it asked for progress."""
+        return self._request.progress_token
+
+    @property
+    def session(self) -> SessionHandle:
+        """The client session (capabilities, client info, raw ``request``/``notify``)."""
+        return self._request.session
+
+    @property
+    def is_cancelled(self) -> bool:
+        """True once the client cancelled this request (the call is being cancelled)."""
+        return self._request.cancelled
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Send ``notifications/progress`` if the client asked for it; return whether sent.
+
+        Raises:
+            LocalProtocolError: ``progress`` did not increase (Utilities > Progress: MUST).
+        """
+        return await self._request.report_progress(progress, total, message)
+
+    # --- logging (notifications/message) ------------------------------------------------
+
+    async def log(self, level: str, data: JsonValue, logger: str | None = None) -> bool:
+        """Send ``notifications/message`` unless ``level`` is below the client's filter.
+
+        Raises:
+            ValueError: ``level`` is not an RFC 5424 level name.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; expected one of {LOG_LEVELS}")
+        return await self.session.log(level, data, logger)
+
+    async def debug(self, data: JsonValue, logger: str | None = None) -> bool:
+        """Log at ``debug`` (see ``log``)."""
+        return await self.log("debug", data, logger)
+
+    async def info(self, data: JsonValue, logger: str | None = None) -> bool:
+        """Log at ``info`` (see ``log``)."""
+        return await self.log("info", data, logger)
+
+    async def notice(self, data: JsonValue, logger: str | None = None) -> bool:
+        """Log at ``notice`` (see ``log``)."""
+        return await self.log("notice", data, logger)
+
+    async def warning(self, data: JsonValue, logger: str | None = None) -> bool:
+        """Log at ``warning`` (see ``log``)."""
+        return await self.log("warning", data, logger)
+
+    async def error(self, data: JsonValue, logger: str | None = None) -> bool:
+        """Log at ``error`` (see ``log``)."""
+        return await self.log("error", data, logger)
+
+    # --- requests to the client ---------------------------------------------------------
+
+    async def sample(
+        self,
+        messages: str | Sequence[object],
+        *,
+        max_tokens: int,
+        **options: Unpack[SamplingOptions],
+    ) -> SampleResult:
+        """Ask the client's model for a completion (``sampling/createMessage``).
+
+        ``messages`` is a string (one user message) or wire ``SamplingMessage`` dicts or
+        ``PromptMessage`` objects. Waits for the client (and its human review), up to
+        ``timeout`` seconds; cancelling the call cancels the request at the client.
+
+        Raises:
+            ClientCapabilityMissing: no ``sampling`` (or ``sampling.tools`` with ``tools``).
+            RequestTimedOut: no answer in time.
+            JsonRpcError: the client refused (``-1`` is a user rejection).
+        """
+        capabilities = self.session.client_capabilities
+        require_capability(capabilities, "sampling", "sampling/createMessage")
+        if "tools" in options or "tool_choice" in options:
+            require_capability(capabilities, "sampling_tools", "sampling with tools")
+        params = sampling_params(messages, max_tokens, options)
+        timeout = options.get("timeout")
+        result = await self.session.request("sampling/createMessage", params, timeout=timeout)
+        return read_sample_result(result)
+
+    async def elicit(
+        self,
+        message: str,
+        schema: Mapping[str, object] | type,
+        *,
+        timeout: float | None = None,
+    ) -> ElicitResult:
+        """Ask the user to fill a form (``elicitation/create``, form mode).
+
+        ``schema`` is a flat JSON Schema object or a class (dataclass, TypedDict, pydantic
+        model) of primitive fields. Accepted content is validated against it, and converted
+        to the class when one was given. Never ask for secrets this way (use ``elicit_url``).
+
+        Raises:
+            ClientCapabilityMissing: the client did not declare form elicitation.
+            ElicitationError: the answer breaks the schema.
+            RequestTimedOut / JsonRpcError: as for ``sample``.
+        """
+        require_capability(self.session.client_capabilities, "elicitation_form", "form elicitation")
+        requested = elicitation_schema(schema)
+        params: JsonObject = {"message": message, "requestedSchema": requested}
+        if self._supports_modes():
+            params = {"mode": "form", **params}
+        result = await self.session.request("elicitation/create", params, timeout=timeout)
+        return read_elicit_result(result, requested, schema)
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None
+    ) -> ElicitResult:
+        """Ask the user to open ``url`` out of band (URL mode, 2025-11-25).
+
+        ``accept`` only means the user agreed to open it; send
+        ``notifications/elicitation/complete`` when the flow finishes.
+
+        Raises:
+            ClientCapabilityMissing: the client did not declare ``elicitation.url``.
+            RequestTimedOut / JsonRpcError: as for ``sample``.
+        """
+        require_capability(self.session.client_capabilities, "elicitation_url", "URL elicitation")
+        params: JsonObject = {
+            "mode": "url",
+            "message": message,
+            "url": url,
+            "elicitationId": elicitation_id,
+        }
+        result = await self.session.request("elicitation/create", params, timeout=timeout)
+        return read_elicit_result(result, {}, None)
+
+    async def list_roots(self, *, timeout: float | None = None) -> list[Root]:
+        """Ask the client for its roots (``roots/list``).
+
+        Raises:
+            ClientCapabilityMissing: the client did not declare ``roots``.
+            RequestTimedOut / JsonRpcError: as for ``sample``.
+        """
+        require_capability(self.session.client_capabilities, "roots", "roots/list")
+        return read_roots(await self.session.request("roots/list", timeout=timeout))
+
+    async def read_resource(self, uri: str) -> list[JsonObject]:
+        """Read one of this server's resources, as ``resources/read`` would (wire contents).
+
+        Raises:
+            ResourceNotFound: no resource or template matches ``uri``.
+        """
+        return await self._read(uri, self)
+
+    def _supports_modes(self) -> bool:
+        # ``mode`` arrived in 2025-11-25; older clients know only the form shape.
+        version = self.session.protocol_version
+        return version is None or version >= "2025-11-25"

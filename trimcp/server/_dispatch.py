@@ -1,0 +1,187 @@
+"""One function per MCP method the server answers, and the table that finds them.
+
+Each method function takes the server's ``Catalog`` (what is registered), the request's
+params (``{}`` when absent) and a ``Call`` (the request context, the server's sessions and
+paginator) and returns the JSON result or raises a ``JsonRpcError``. ``ping`` and
+``initialize`` never get here: the protocol core answers them. A method missing from
+``METHODS`` is -32601.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from trimcp.server._completion import (
+    PromptRef,
+    completion_result,
+    read_completion_request,
+)
+from trimcp.server._pagination import InvalidCursor, snapshot_of
+
+if TYPE_CHECKING:
+    from trimcp.protocol import JsonObject, JsonValue
+    from trimcp.server._broadcast import SessionSet
+    from trimcp.server._catalog import Catalog
+    from trimcp.server._context import Context
+    from trimcp.server._pagination import Paginator
+
+__all__ = ["METHODS", "Call", "dispatch"]
+
+
+@typing.final
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a method function may use besides the catalog."""
+
+    context: Context
+    sessions: SessionSet
+    paginator: Paginator
+
+
+Method = Callable[["Catalog", "JsonObject", Call], Awaitable["JsonObject"]]
+
+
+def _string(params: JsonObject, key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise InvalidParams(f"params.{key} must be a string", {"param": key})
+    return value
+
+
+def _page(
+    call: Call, params: JsonObject, method: str, key: str, items: dict[str, JsonObject]
+) -> JsonObject:
+    cursor = params.get("cursor")
+    text = cursor if cursor is None or isinstance(cursor, str) else ""  # "" is never valid
+    try:
+        page = call.paginator.page(
+            list(items.values()), text, method=method, snapshot=snapshot_of(items)
+        )
+    except InvalidCursor as exc:
+        raise InvalidParams(str(exc), {"cursor": cursor}) from exc
+    result: JsonObject = {key: list["JsonValue"](page.items)}
+    if page.next_cursor is not None:
+        result["nextCursor"] = page.next_cursor
+    return result
+
+
+# --- tools -----------------------------------------------------------------------------------
+
+
+async def _tools_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    tools = {name: entry.definition for name, entry in catalog.tools.items()}
+    return _page(call, params, "tools/list", "tools", tools)
+
+
+async def _tools_call(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    name = _string(params, "name")
+    tool = catalog.tools.get(name)
+    if tool is None:
+        # Tools > Error Handling: an unknown tool is a protocol error (-32602).
+        raise InvalidParams(f"Unknown tool: {name}", {"name": name})
+    return await tool.call(params.get("arguments"), call.context)
+
+
+# --- resources -------------------------------------------------------------------------------
+
+
+async def _resources_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    resources = {uri: entry.definition for uri, entry in catalog.resources.items()}
+    return _page(call, params, "resources/list", "resources", resources)
+
+
+async def _templates_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    templates = {uri: entry.definition for uri, entry in catalog.templates.items()}
+    return _page(call, params, "resources/templates/list", "resourceTemplates", templates)
+
+
+async def _resources_read(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    contents = await catalog.read_resource(_string(params, "uri"), call.context)
+    return {"contents": list["JsonValue"](contents)}
+
+
+async def _subscribe(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    uri = _string(params, "uri")
+    if catalog.find_resource(uri) is None:
+        raise ResourceNotFound(uri)
+    call.sessions.subscribe(call.context.session, uri)
+    return {}
+
+
+async def _unsubscribe(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    call.sessions.unsubscribe(call.context.session, _string(params, "uri"))
+    return {}
+
+
+# --- prompts, completion, logging ------------------------------------------------------------
+
+
+async def _prompts_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    prompts = {name: entry.definition for name, entry in catalog.prompts.items()}
+    return _page(call, params, "prompts/list", "prompts", prompts)
+
+
+async def _prompts_get(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    name = _string(params, "name")
+    prompt = catalog.prompts.get(name)
+    if prompt is None:
+        raise InvalidParams(f"Unknown prompt: {name}", {"name": name})
+    return await prompt.render(params.get("arguments"), call.context)
+
+
+async def _complete(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    handler = catalog.completion
+    if handler is None:
+        raise MethodNotFound("completion/complete")
+    request = read_completion_request(params)
+    ref = request.ref
+    if isinstance(ref, PromptRef):
+        if ref.name not in catalog.prompts:
+            raise InvalidParams(f"Unknown prompt: {ref.name}", {"name": ref.name})
+    elif ref.uri not in catalog.templates and catalog.find_resource(ref.uri) is None:
+        raise InvalidParams(f"Unknown resource template: {ref.uri}", {"uri": ref.uri})
+    answer = await handler(
+        ref, request.argument_name, request.argument_value, request.context_arguments
+    )
+    return completion_result(answer)
+
+
+async def _set_level(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    level = params.get("level")
+    try:
+        call.context.session.set_log_level(str(level))
+    except ValueError as exc:
+        raise InvalidParams(str(exc), {"level": level}) from exc
+    return {}
+
+
+METHODS: dict[str, Method] = {
+    "tools/list": _tools_list,
+    "tools/call": _tools_call,
+    "resources/list": _resources_list,
+    "resources/templates/list": _templates_list,
+    "resources/read": _resources_read,
+    "resources/subscribe": _subscribe,
+    "resources/unsubscribe": _unsubscribe,
+    "prompts/list": _prompts_list,
+    "prompts/get": _prompts_get,
+    "completion/complete": _complete,
+    "logging/setLevel": _set_level,
+}
+
+
+async def dispatch(catalog: Catalog, method: str, params: JsonObject, call: Call) -> JsonObject:
+    """Run the method function for ``method``.
+
+    Raises:
+        MethodNotFound: no such method.
+        JsonRpcError: whatever the method function raises.
+    """
+    function = METHODS.get(method)
+    if function is None:
+        raise MethodNotFound(method)
+    return await function(catalog, params, call)

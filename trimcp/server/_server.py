@@ -1,0 +1,300 @@
+"""``MCPServer``: the decorator API, and the ``RequestHandler`` that sessions call.
+
+Registration (``@server.tool()``, ``@server.resource(uri)``, ``@server.prompt()``,
+``@server.completion()`` and the ``add_*``/``remove_*`` methods) fills a ``Catalog``;
+changes at runtime send ``notifications/{tools,resources,prompts}/list_changed`` to every
+initialized session (``SessionSet.broadcast_soon``). Requests go through ``_dispatch``.
+
+Capabilities are computed when a session starts and fixed for its life (the protocol
+allows no renegotiation): ``tools`` (with ``listChanged``) and ``logging`` always;
+``resources`` (``subscribe`` and ``listChanged``) and ``prompts`` (``listChanged``) only if
+some are registered then; ``completions`` only with a completion handler. A session that
+started without ``resources`` gets no resource notifications, even if resources appear
+later. Tasks (2025-11-25, experimental) are not offered.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import typing
+from typing import TYPE_CHECKING, TypedDict, Unpack
+
+import trio
+
+from trimcp.protocol import Implementation, ServerCapabilities
+from trimcp.server._broadcast import SessionSet
+from trimcp.server._catalog import Catalog
+from trimcp.server._context import Context
+from trimcp.server._dispatch import Call, dispatch
+from trimcp.server._pagination import CursorCodec, Paginator
+from trimcp.server._prompts import PromptEntry, PromptOptions
+from trimcp.server._resources import ResourceEntry, ResourceOptions
+from trimcp.server._tools import ToolEntry, ToolOptions
+from trimcp.sessions import SessionOptions, serve_stdio
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from trimcp.protocol import JsonObject, Notification, Request
+    from trimcp.server._completion import CompletionHandler
+    from trimcp.sessions import RequestContext, SessionHandle
+
+__all__ = ["MCPServer", "ServerOptions"]
+
+logger = logging.getLogger(__name__)
+
+F = typing.TypeVar("F", bound="Callable[..., object]")
+
+
+class ServerOptions(TypedDict, total=False):
+    """Keyword options of ``MCPServer``.
+
+    ``page_size`` (default 50) is the length of each ``*/list`` page; ``legacy_aliases``
+    accepts ``list_tools``/``call_tool`` method names (``SessionOptions``).
+    """
+
+    title: str
+    instructions: str
+    website_url: str
+    icons: Sequence[Mapping[str, object]]
+    page_size: int
+    legacy_aliases: bool
+
+
+@typing.final
+class MCPServer:
+    """An MCP server built from decorated functions; a ``trimcp.sessions.RequestHandler``.
+
+    Example::
+
+        server = MCPServer("notes")
+
+        @server.tool()
+        async def add(a: int, b: int) -> int:
+            \"\"\"Add two numbers.\"\"\"
+            return a + b
+
+        server.run_stdio()
+    """
+
+    def __init__(self, name: str, version: str = "0.1.0", **options: Unpack[ServerOptions]) -> None:
+        icons = tuple(dict(icon) for icon in options.get("icons", ()))
+        self._info = Implementation(
+            name=name,
+            version=version,
+            title=options.get("title"),
+            website_url=options.get("website_url"),
+            icons=typing.cast("tuple[JsonObject, ...]", icons),
+        )
+        self._instructions = options.get("instructions")
+        self._legacy_aliases = options.get("legacy_aliases", False)
+        self._paginator = Paginator(CursorCodec(), options.get("page_size", 50))
+        self._catalog = Catalog()
+        self._sessions = SessionSet()
+
+    # --- RequestHandler ---------------------------------------------------------------------
+
+    @property
+    def server_info(self) -> Implementation:
+        """Name, version, title, website and icons sent as ``serverInfo``."""
+        return self._info
+
+    @property
+    def instructions(self) -> str | None:
+        """The ``instructions`` hint for the client's model."""
+        return self._instructions
+
+    @property
+    def capabilities(self) -> ServerCapabilities:
+        """What a session starting now declares (see the module docstring)."""
+        catalog = self._catalog
+        resources = bool(catalog.resources or catalog.templates)
+        prompts = bool(catalog.prompts)
+        return ServerCapabilities(
+            tools=True,
+            tools_list_changed=True,
+            resources=resources,
+            resources_subscribe=resources,
+            resources_list_changed=resources,
+            prompts=prompts,
+            prompts_list_changed=prompts,
+            completions=catalog.completion is not None,
+            logging=True,
+        )
+
+    @property
+    def session_options(self) -> SessionOptions:
+        """The options sessions of this server should run with."""
+        return SessionOptions(legacy_aliases=self._legacy_aliases)
+
+    async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
+        """Answer one request (``trimcp.sessions.RequestHandler``)."""
+        call = Call(Context(context, self._catalog.read_resource), self._sessions, self._paginator)
+        return await dispatch(self._catalog, request.method, request.params or {}, call)
+
+    async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
+        """Note client notifications; none needs an action from the server so far."""
+        logger.debug("session %s: %s", session.session_id, notification.method)
+
+    def session_opened(self, session: SessionHandle) -> None:
+        """Track a session for broadcasts and subscriptions."""
+        self._sessions.opened(session)
+
+    def session_closed(self, session: SessionHandle) -> None:
+        """Forget a session and its subscriptions."""
+        self._sessions.closed(session)
+
+    # --- tools ------------------------------------------------------------------------------
+
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
+        """Register the decorated function as a tool (see ``add_tool``)."""
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, name, **options)
+            return fn
+
+        return register
+
+    def add_tool(
+        self, fn: Callable[..., object], name: str | None = None, **options: Unpack[ToolOptions]
+    ) -> None:
+        """Register ``fn`` as a tool named ``name`` (default: the function's name).
+
+        The input schema comes from the type hints, the description from the docstring.
+        Arguments are validated and converted before each call; a ``Context`` parameter is
+        injected. Open sessions get ``notifications/tools/list_changed``.
+
+        Raises:
+            ValueError: the name is taken or breaks the tool-name rules.
+            SchemaError: a hint cannot be described.
+        """
+        entry = ToolEntry(fn, name, options)
+        if entry.name in self._catalog.tools:
+            raise ValueError(f"a tool named {entry.name!r} is already registered")
+        self._catalog.tools[entry.name] = entry
+        self._sessions.broadcast_soon("notifications/tools/list_changed")
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool and tell open sessions.
+
+        Raises:
+            KeyError: no such tool.
+        """
+        del self._catalog.tools[name]
+        self._sessions.broadcast_soon("notifications/tools/list_changed")
+
+    # --- resources --------------------------------------------------------------------------
+
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
+        """Register the decorated function as a resource or template (see ``add_resource``)."""
+
+        def register(fn: F) -> F:
+            self.add_resource(fn, uri, **options)
+            return fn
+
+        return register
+
+    def add_resource(
+        self, fn: Callable[..., object], uri: str, **options: Unpack[ResourceOptions]
+    ) -> None:
+        """Register ``fn`` as the resource ``uri``, or as a template if ``uri`` has ``{}``.
+
+        A template's function takes the template variables as keyword arguments (plus an
+        optional ``Context``). Open sessions get ``notifications/resources/list_changed``.
+
+        Raises:
+            ValueError: the URI is taken, or the parameters are not the template variables.
+            TemplateError: the template is malformed.
+        """
+        entry = ResourceEntry(uri, fn, options)
+        table = self._catalog.resources if entry.template is None else self._catalog.templates
+        if uri in table:
+            raise ValueError(f"a resource {uri!r} is already registered")
+        table[uri] = entry
+        self._sessions.broadcast_soon("notifications/resources/list_changed")
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource or template and tell open sessions.
+
+        Raises:
+            KeyError: no such resource or template.
+        """
+        table = self._catalog.resources if uri in self._catalog.resources else None
+        table = table if table is not None else self._catalog.templates
+        del table[uri]
+        self._sessions.broadcast_soon("notifications/resources/list_changed")
+
+    async def notify_resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``.
+
+        Returns how many sessions it was sent to.
+        """
+        params: JsonObject = {"uri": uri}
+        subscribers = self._sessions.subscribers(uri)
+        return await self._sessions.notify(
+            "notifications/resources/updated", params, to=subscribers
+        )
+
+    # --- prompts and completion -------------------------------------------------------------
+
+    def prompt(self, name: str | None = None, **options: Unpack[PromptOptions]) -> Callable[[F], F]:
+        """Register the decorated function as a prompt (see ``add_prompt``)."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name, **options)
+            return fn
+
+        return register
+
+    def add_prompt(
+        self, fn: Callable[..., object], name: str | None = None, **options: Unpack[PromptOptions]
+    ) -> None:
+        """Register ``fn`` as a prompt; its parameters are the prompt's arguments.
+
+        Raises:
+            ValueError: the name is taken.
+        """
+        entry = PromptEntry(fn, name, options)
+        if entry.name in self._catalog.prompts:
+            raise ValueError(f"a prompt named {entry.name!r} is already registered")
+        self._catalog.prompts[entry.name] = entry
+        self._sessions.broadcast_soon("notifications/prompts/list_changed")
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt and tell open sessions.
+
+        Raises:
+            KeyError: no such prompt.
+        """
+        del self._catalog.prompts[name]
+        self._sessions.broadcast_soon("notifications/prompts/list_changed")
+
+    def completion(self) -> Callable[[CompletionHandler], CompletionHandler]:
+        """Register the decorated coroutine function as the completion handler.
+
+        It is called as ``handler(ref, argument_name, argument_value, context_arguments)``
+        and returns a list of strings or a ``Completion``. Sessions started afterwards
+        declare ``completions``.
+        """
+
+        def register(fn: CompletionHandler) -> CompletionHandler:
+            self._catalog.completion = fn
+            return fn
+
+        return register
+
+    # --- running ----------------------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        """Serve one session over stdin/stdout until stdin ends (``sessions.serve_stdio``)."""
+        await serve_stdio(self, options=self.session_options)
+
+    def run_stdio(self) -> None:
+        """Run ``serve_stdio`` in a new trio loop; log to stderr if logging is unconfigured.
+
+        Only protocol messages go to stdout.
+        """
+        if not logging.getLogger().handlers:
+            logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+        trio.run(self.serve_stdio)

@@ -1,0 +1,206 @@
+"""Registered tools: their ``Tool`` definition and how one call runs.
+
+A ``ToolEntry`` is built once, at registration: the function's input schema (``_schema``),
+its outputSchema when the return annotation is structured, and the wire ``Tool`` object.
+``ToolEntry.call`` validates and converts arguments, runs the function, and builds the
+``CallToolResult``. Errors follow MCP 2025-11-25 (Tools > Error Handling): invalid
+arguments and anything the tool raises become a result with ``isError: true`` the model can
+read, including a ``JsonRpcError`` the client answered a sampling or elicitation request
+with. Only ``UrlElicitationRequired`` (-32042, the one error the spec defines for a call that
+must wait for the user) stays a protocol error. Unknown tool names are the dispatcher's
+business (-32602).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import re
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
+
+import trio
+
+from trimcp.errors import UrlElicitationRequired
+from trimcp.server._content import content_blocks, json_text
+from trimcp.server._conversion import ArgumentError
+from trimcp.server._hints import SchemaError, classify
+from trimcp.server._schema import _STRUCTURED, derive_function_schema, structured_content
+from trimcp.server._validation import validate_arguments, validate_structured_content
+from trimcp.server._values import to_jsonable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from trimcp.protocol import JsonObject
+    from trimcp.server._context import Context
+    from trimcp.server._schema import FunctionSchema
+
+__all__ = ["ToolAnnotations", "ToolEntry", "ToolOptions", "error_result"]
+
+logger = logging.getLogger(__name__)
+
+# Tools > Tool Names (2025-11-25): SHOULD be 1-128 characters of A-Z a-z 0-9 _ - .
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+@typing.final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolAnnotations:
+    """Behaviour hints for clients (untrusted unless the server is): ``ToolAnnotations``.
+
+    Unset fields are left out, so the spec defaults apply: read-only false, destructive
+    true, idempotent false, open-world true.
+    """
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+    def to_wire(self) -> JsonObject:
+        """Return the camelCase wire object."""
+        pairs = {
+            "title": self.title,
+            "readOnlyHint": self.read_only_hint,
+            "destructiveHint": self.destructive_hint,
+            "idempotentHint": self.idempotent_hint,
+            "openWorldHint": self.open_world_hint,
+        }
+        return {key: value for key, value in pairs.items() if value is not None}
+
+
+class ToolOptions(TypedDict, total=False):
+    """Options of ``MCPServer.tool`` / ``add_tool``.
+
+    ``structured_output``: None derives an outputSchema only for object-like return
+    annotations (TypedDict, dataclass, pydantic model, ``dict[str, X]``); True also wraps
+    other annotations as ``{"result": ...}``; False never declares one. ``run_in_thread``
+    runs a sync function in a worker thread (``trio.to_thread.run_sync``); without it a sync
+    tool runs in the session's task and must be quick.
+    """
+
+    title: str
+    description: str
+    annotations: ToolAnnotations | Mapping[str, object]
+    icons: Sequence[Mapping[str, object]]
+    structured_output: bool
+    meta: Mapping[str, object]
+    run_in_thread: bool
+
+
+def error_result(message: str) -> JsonObject:
+    """Return a ``CallToolResult`` reporting a tool execution error."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _structured_by_default(fn: Callable[..., object]) -> bool:
+    try:
+        hint = typing.get_type_hints(fn, include_extras=True).get("return")
+    except (NameError, TypeError):
+        return False
+    if hint is None:
+        return False
+    try:
+        return classify(hint).kind in _STRUCTURED
+    except SchemaError:
+        return False
+
+
+def _annotations_wire(value: ToolAnnotations | Mapping[str, object] | None) -> JsonObject | None:
+    if value is None:
+        return None
+    if isinstance(value, ToolAnnotations):
+        return value.to_wire()
+    return typing.cast("JsonObject", to_jsonable(dict(value)))
+
+
+@typing.final
+class ToolEntry:
+    """One registered tool."""
+
+    __slots__ = ("definition", "fn", "is_async", "name", "run_in_thread", "schema")
+
+    def __init__(self, fn: Callable[..., Any], name: str | None, options: ToolOptions) -> None:
+        structured = options.get("structured_output")
+        if structured is None:
+            structured = None if _structured_by_default(fn) else False
+        self.schema: FunctionSchema = derive_function_schema(
+            fn, name=name, description=options.get("description"), structured_output=structured
+        )
+        self.name = self.schema.name
+        if not _TOOL_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"tool name {self.name!r} must be 1-128 characters of A-Z a-z 0-9 _ - . "
+                "(MCP 2025-11-25, Tools > Tool Names)"
+            )
+        self.fn = fn
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.run_in_thread = bool(options.get("run_in_thread", False))
+        if self.run_in_thread and self.is_async:
+            raise ValueError("run_in_thread is for sync functions; this one is async")
+        self.definition = self._definition(options)
+
+    def _definition(self, options: ToolOptions) -> JsonObject:
+        tool: JsonObject = {"name": self.name}
+        if "title" in options:
+            tool["title"] = options["title"]
+        if self.schema.description:
+            tool["description"] = self.schema.description
+        if "icons" in options:
+            tool["icons"] = to_jsonable([dict(icon) for icon in options["icons"]])
+        tool["inputSchema"] = self.schema.input_schema
+        if self.schema.output is not None:
+            tool["outputSchema"] = self.schema.output.schema
+        annotations = _annotations_wire(options.get("annotations"))
+        if annotations:
+            tool["annotations"] = annotations
+        if "meta" in options:
+            tool["_meta"] = to_jsonable(dict(options["meta"]))
+        return tool
+
+    async def call(self, arguments: object, context: Context) -> JsonObject:
+        """Run the tool once and return its ``CallToolResult``.
+
+        Raises:
+            UrlElicitationRequired: raised by the tool, on purpose.
+        """
+        try:
+            call = validate_arguments(self.schema, arguments)
+        except ArgumentError as exc:
+            problems = "; ".join(str(problem) for problem in exc.problems)
+            return error_result(f"Invalid arguments for tool {self.name}: {problems}")
+        kwargs = dict(call.kwargs)
+        for parameter in self.schema.context_parameters:
+            kwargs[parameter] = context
+        try:
+            value = await self._run(call.args, kwargs)
+            return self._result(value)
+        except UrlElicitationRequired:
+            raise
+        except Exception as exc:
+            logger.warning("tool %s failed", self.name, exc_info=exc, extra={"tool": self.name})
+            return error_result(f"Error in tool {self.name}: {str(exc) or type(exc).__name__}")
+
+    async def _run(self, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        if self.is_async:
+            return await self.fn(*args, **kwargs)
+        if self.run_in_thread:
+            return await trio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
+        return self.fn(*args, **kwargs)
+
+    def _result(self, value: object) -> JsonObject:
+        output = self.schema.output
+        if output is None:
+            return {"content": content_blocks(value), "isError": False}
+        structured = structured_content(output, value)
+        validate_structured_content(output.schema, structured)
+        # Tools > Structured Content: SHOULD also return the JSON in a text block.
+        return {
+            "content": [{"type": "text", "text": json_text(structured)}],
+            "structuredContent": structured,
+            "isError": False,
+        }
