@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import orjson
 import trio
 import trio.testing
 
-from trimcp.actors import NORMAL
+from trimcp.actors import NORMAL, spawn
 from trimcp.errors import JsonRpcError
 from trimcp.protocol import (
     ClientCapabilities,
@@ -16,7 +17,8 @@ from trimcp.protocol import (
     RequestReceived,
     ServerCapabilities,
 )
-from trimcp.sessions import RequestContext, RequestTimedOut, SessionOptions
+from trimcp.sessions import RequestContext, RequestTimedOut, Session, SessionOptions
+from trimcp.transports import StdioStream
 
 from .conftest import ScriptedHandler, open_client
 
@@ -251,3 +253,40 @@ async def test_posted_notifications_wait_for_initialized() -> None:
     assert pong["id"] == 9  # the duplicate was dropped
     await trio.testing.wait_all_tasks_blocked()
     assert not session.notify_nowait("notifications/tools/list_changed")  # closed
+
+
+async def test_requests_in_flight_when_input_ends_are_still_answered(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def slow(request: Request, context: RequestContext) -> JsonObject:
+        await trio.sleep(2)
+        return {"content": []}
+
+    async def stuck(request: Request, context: RequestContext) -> JsonObject:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    # stdio semantics: the client closes only its side (stdin); stdout stays open.
+    to_server_send, to_server_receive = trio.testing.memory_stream_one_way_pair()
+    to_client_send, to_client_receive = trio.testing.memory_stream_one_way_pair()
+    stream = StdioStream(to_server_receive, to_client_send)
+    handler = ScriptedHandler({"tools/call": slow, "tools/list": stuck})
+    requests = (
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+        b'"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}\n'
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    )
+    async with trio.open_nursery() as nursery:
+        ref = await spawn(nursery, Session(stream, handler))
+        await to_server_send.send_all(requests)
+        await to_server_send.aclose()
+        assert await ref.wait_exited() == NORMAL
+        # tools/call finished at t=2; tools/list never would: the drain gives up at t=5.
+        assert trio.current_time() == 5.0
+        received = b""
+        while chunk := await to_client_receive.receive_some():
+            received += chunk
+    replies = [orjson.loads(line) for line in received.splitlines()]
+    assert [reply.get("id") for reply in replies] == [0, 1]

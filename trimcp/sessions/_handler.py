@@ -80,6 +80,9 @@ class SessionOptions:
         max_message_size: bytes; larger messages are refused before parsing.
         legacy_aliases: accept ``list_tools``/``call_tool``-style method names.
         write_queue: replies buffered for the writer before request handlers wait for it.
+        drain_timeout: seconds the requests still running when input ends (the client
+            closed stdin or the connection) get to finish and be answered before the
+            session stops anyway.
     """
 
     initialization_timeout: float = 60.0
@@ -87,3 +90,4 @@ class SessionOptions:
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
     legacy_aliases: bool = False
     write_queue: int = 256
+    drain_timeout: float = 5.0

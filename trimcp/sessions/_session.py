@@ -101,6 +101,18 @@ class _InitTimeout:
 
 @final
 @dataclass(frozen=True, slots=True)
+class _InputEnded:
+    pass
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _DrainTimeout:
+    pass
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class Notify:
     """Cast to a session to send the client a notification (from another actor)."""
 
@@ -156,6 +168,8 @@ class Session(Actor):
         self._room = trio.Event()
         self._init_timer: trio.CancelScope | None = None
         self._held: list[Notify] = []
+        # Set when input ended: stop once the requests in flight are answered.
+        self._draining = False
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -189,7 +203,8 @@ class Session(Actor):
                 batch = [exc]
             except (TransportClosed, TransportBroken) as exc:
                 logger.debug("session %s: input ended (%r)", self.name, exc)
-                self.stop(NORMAL)
+                # In order after the last batch, so what came before it is still served.
+                await ref.cast(_InputEnded())
                 return
             # Everything the same read brought travels as one message: one mailbox hop and
             # one scheduling round per read, not per line, so replies also leave together.
@@ -207,8 +222,22 @@ class Session(Actor):
                     await self._on_event(event)
         elif isinstance(message, Notify):
             await self._send_notify(message)
+        elif isinstance(message, _InputEnded):
+            self._drain()
         else:
             await super().handle_cast(message)
+
+    def _drain(self) -> None:
+        """Input ended: finish the requests in flight, then stop (bounded by drain_timeout).
+
+        A stdio client closes stdin to end the session (Lifecycle > Shutdown) and may do so
+        right after its last request; those requests are still answered.
+        """
+        self._draining = True
+        if not self._requests:
+            self.stop(NORMAL)
+        elif self._options.drain_timeout != math.inf:
+            self.send_after(self._options.drain_timeout, _DrainTimeout())
 
     async def _send_notify(self, message: Notify) -> None:
         if self.connection.phase in _BEFORE_OPERATION:
@@ -246,6 +275,15 @@ class Session(Actor):
         """Send posted notifications; close the session if the handshake did not finish."""
         if isinstance(message, Notify):
             await self._send_notify(message)
+            return
+        if isinstance(message, _DrainTimeout):
+            logger.info(
+                "session %s: %d request(s) still running %g s after input ended; stopping",
+                self.name,
+                len(self._requests),
+                self._options.drain_timeout,
+            )
+            self.stop(NORMAL)
             return
         if isinstance(message, _InitTimeout):
             if self.connection.phase is not Phase.OPERATING:
@@ -325,8 +363,10 @@ class Session(Actor):
         del self._requests[request.id]
         if scope.cancelled_caught:
             self._release_cancelled(request.id)
-            return
-        await self.write(data)
+        else:
+            await self.write(data)
+        if self._draining and not self._requests:
+            self.stop(NORMAL)
 
     def _release_cancelled(self, request_id: RequestId) -> None:
         """Tell the core a cancelled request is over; it writes nothing for it.
