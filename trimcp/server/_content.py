@@ -73,16 +73,15 @@ def _load(data: bytes | None, path: str | Path | None, mime_type: str | None) ->
     return data, mime_type
 
 
-@typing.final
-class Image:
-    """An image block: raw ``data`` (or a file ``path``) sent base64-encoded.
+class _Media:
+    """A base64 media block (``image`` / ``audio``): raw ``data`` or a file ``path``.
 
     ``mime_type`` is guessed from the path's extension when not given; it is required with
     ``data``. The file is read at construction, in the calling thread.
     """
 
     __slots__ = ("annotations", "data", "mime_type")
-    _kind = "image"
+    _kind: typing.ClassVar[str]
 
     def __init__(
         self,
@@ -96,7 +95,7 @@ class Image:
         self.annotations = annotations
 
     def to_block(self) -> JsonObject:
-        """Return the wire ``ImageContent``."""
+        """Return the wire ``ImageContent`` / ``AudioContent``."""
         block: JsonObject = {
             "type": self._kind,
             "data": _b64(self.data),
@@ -106,31 +105,19 @@ class Image:
 
 
 @typing.final
-class Audio:
-    """An audio block (MCP 2025-03-26 and later); see ``Image`` for the arguments."""
+class Image(_Media):
+    """An image block; see ``_Media`` for the arguments."""
 
-    __slots__ = ("annotations", "data", "mime_type")
+    __slots__ = ()
+    _kind = "image"
+
+
+@typing.final
+class Audio(_Media):
+    """An audio block (MCP 2025-03-26 and later); see ``_Media`` for the arguments."""
+
+    __slots__ = ()
     _kind = "audio"
-
-    def __init__(
-        self,
-        data: bytes | None = None,
-        mime_type: str | None = None,
-        *,
-        path: str | Path | None = None,
-        annotations: Mapping[str, object] | None = None,
-    ) -> None:
-        self.data, self.mime_type = _load(data, path, mime_type)
-        self.annotations = annotations
-
-    def to_block(self) -> JsonObject:
-        """Return the wire ``AudioContent``."""
-        block: JsonObject = {
-            "type": self._kind,
-            "data": _b64(self.data),
-            "mimeType": self.mime_type,
-        }
-        return _with_annotations(block, self.annotations)
 
 
 @typing.final
