@@ -25,7 +25,6 @@ import json
 import logging
 import struct
 import sys
-import typing
 import wave
 import zlib
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from trimcp.server import (
     PromptRef,
     ResourceLink,
     ToolAnnotations,
+    ToolError,
 )
 from trimcp.sessions import serve_stdio
 
@@ -53,14 +53,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from trimcp.protocol import (
-        Implementation,
         JsonObject,
-        Notification,
-        Request,
-        ServerCapabilities,
     )
     from trimcp.server import ResourceTemplateRef
-    from trimcp.sessions import RequestContext, SessionHandle, SessionOptions
 
 logger = logging.getLogger("everything_server")
 
@@ -210,14 +205,16 @@ def add_behaviour_tools(server: MCPServer) -> None:
     @server.tool()
     def test_error_handling() -> str:
         """Always fail, as a tool execution error (isError: true)."""
-        raise RuntimeError("This tool intentionally returns an error for testing")
+        raise ToolError("This tool intentionally returns an error for testing")
 
     @server.tool()
     def test_reconnection() -> str:
         """Over HTTP, close the SSE stream mid-call (SEP-1699); over stdio, just answer."""
         return "Reconnection test completed successfully"
 
-    @server.tool(description="Tool with JSON Schema 2020-12 features")
+    @server.tool(
+        description="Tool with JSON Schema 2020-12 features", input_schema=JSON_SCHEMA_2020_12
+    )
     def json_schema_2020_12_tool(name: str | None = None, address: Address | None = None) -> str:
         return json.dumps({"name": name, "address": address})
 
@@ -442,55 +439,7 @@ def add_feature_tools(server: MCPServer) -> None:
 # --- the server -----------------------------------------------------------------------------
 
 
-@typing.final
-class SchemaOverrides:
-    """An ``MCPServer`` whose listed tools may carry hand-written input schemas.
-
-    ``MCPServer`` derives every ``inputSchema`` from type hints and never writes ``$schema``;
-    the conformance suite wants one tool listed with ``$schema``. This ``RequestHandler``
-    delegates everything and replaces the listed ``inputSchema`` of the named tools
-    (arguments are still validated against the derived schema).
-    """
-
-    def __init__(self, server: MCPServer, input_schemas: Mapping[str, JsonObject]) -> None:
-        self.server = server
-        self.input_schemas = dict(input_schemas)
-
-    @property
-    def server_info(self) -> Implementation:
-        return self.server.server_info
-
-    @property
-    def capabilities(self) -> ServerCapabilities:
-        return self.server.capabilities
-
-    @property
-    def instructions(self) -> str | None:
-        return self.server.instructions
-
-    @property
-    def session_options(self) -> SessionOptions:
-        return self.server.session_options
-
-    async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
-        result = await self.server.handle_request(request, context)
-        tools = result.get("tools") if request.method == "tools/list" else None
-        for tool in tools if isinstance(tools, list) else []:
-            if isinstance(tool, dict) and tool.get("name") in self.input_schemas:
-                tool["inputSchema"] = self.input_schemas[str(tool["name"])]
-        return result
-
-    async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
-        await self.server.handle_notification(notification, session)
-
-    def session_opened(self, session: SessionHandle) -> None:
-        self.server.session_opened(session)
-
-    def session_closed(self, session: SessionHandle) -> None:
-        self.server.session_closed(session)
-
-
-def build_server() -> SchemaOverrides:
+def build_server() -> MCPServer:
     """Return a fresh everything server (its own watched-resource state)."""
     server = MCPServer(
         "trimcp-everything",
@@ -504,7 +453,7 @@ def build_server() -> SchemaOverrides:
     add_resources(server, Watched())
     add_prompts(server)
     add_feature_tools(server)
-    return SchemaOverrides(server, {"json_schema_2020_12_tool": JSON_SCHEMA_2020_12})
+    return server
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -21,6 +21,8 @@ from trimcp.server import (
     Param,
     ResourceLink,
     ToolAnnotations,
+    ToolError,
+    UnsupportedDialect,
 )
 from trimcp.testing import open_in_memory_client
 
@@ -306,3 +308,57 @@ async def test_legacy_aliases_only_when_enabled(autojump_clock: trio.testing.Moc
                 with pytest.raises(JsonRpcError) as refused:
                     await client.wait_response(request_id)
                 assert refused.value.code == -32601
+
+
+WRITTEN_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {"n": {"type": "integer", "minimum": 10}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+async def test_a_written_input_schema_is_listed_and_enforced() -> None:
+
+    server = MCPServer("written")
+
+    @server.tool(input_schema=WRITTEN_SCHEMA)
+    def big(n: int) -> str:
+        return f"n={n}"
+
+    async with open_in_memory_client(server) as client:
+        [tool] = (await client.request("tools/list"))["tools"]  # type: ignore[misc]
+        ok = await client.request("tools/call", {"name": "big", "arguments": {"n": 12}})
+        small = await client.request("tools/call", {"name": "big", "arguments": {"n": 3}})
+    assert tool["inputSchema"] == WRITTEN_SCHEMA  # type: ignore[index]
+    assert ok["content"] == [{"type": "text", "text": "n=12"}]
+    assert small["isError"] is True
+    assert "minimum" in json.dumps(small["content"]) or "10" in json.dumps(small["content"])
+
+
+def test_a_written_schema_in_an_unknown_dialect_is_refused_at_registration() -> None:
+
+    server = MCPServer("written")
+    with pytest.raises(UnsupportedDialect, match=r"example\.com"):
+
+        @server.tool(input_schema={"$schema": "https://example.com/my-dialect", "type": "object"})
+        def odd() -> str:
+            return ""
+
+
+async def test_tool_error_text_is_returned_verbatim(caplog: pytest.LogCaptureFixture) -> None:
+
+    server = MCPServer("errors")
+
+    @server.tool()
+    def refuse() -> str:
+        raise ToolError("the account is locked; unlock it first")
+
+    async with open_in_memory_client(server) as client:
+        result = await client.request("tools/call", {"name": "refuse"})
+    assert result == {
+        "content": [{"type": "text", "text": "the account is locked; unlock it first"}],
+        "isError": True,
+    }
+    assert not [r for r in caplog.records if "refuse" in r.getMessage()]

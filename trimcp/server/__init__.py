@@ -62,6 +62,7 @@ from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
 from ._server import ServerOptions as ServerOptions
 from ._tools import ToolAnnotations as ToolAnnotations
+from ._tools import ToolError as ToolError
 from ._tools import ToolOptions as ToolOptions
 from ._uri_template import TemplateError as TemplateError
 from ._uri_template import UriTemplate as UriTemplate
@@ -110,6 +111,7 @@ __all__ = [
     "ServerOptions",
     "TemplateError",
     "ToolAnnotations",
+    "ToolError",
     "ToolOptions",
     "UnsupportedDialect",
     "UriTemplate",

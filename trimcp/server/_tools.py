@@ -23,12 +23,16 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import trio
 
-from trimcp.errors import UrlElicitationRequired
+from trimcp.errors import TrimcpError, UrlElicitationRequired
 from trimcp.server._content import content_blocks, json_text
 from trimcp.server._conversion import ArgumentError
 from trimcp.server._hints import SchemaError, classify
 from trimcp.server._schema import _STRUCTURED, derive_function_schema, structured_content
-from trimcp.server._validation import validate_arguments, validate_structured_content
+from trimcp.server._validation import (
+    compiled_validator,
+    validate_arguments,
+    validate_structured_content,
+)
 from trimcp.server._values import to_jsonable
 
 if TYPE_CHECKING:
@@ -38,7 +42,7 @@ if TYPE_CHECKING:
     from trimcp.server._context import Context
     from trimcp.server._schema import FunctionSchema
 
-__all__ = ["ToolAnnotations", "ToolEntry", "ToolOptions", "error_result"]
+__all__ = ["ToolAnnotations", "ToolEntry", "ToolError", "ToolOptions", "error_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +84,10 @@ class ToolOptions(TypedDict, total=False):
     annotations (TypedDict, dataclass, pydantic model, ``dict[str, X]``); True also wraps
     other annotations as ``{"result": ...}``; False never declares one. ``run_in_thread``
     runs a sync function in a worker thread (``trio.to_thread.run_sync``); without it a sync
-    tool runs in the session's task and must be quick.
+    tool runs in the session's task and must be quick. ``input_schema`` is listed as
+    written instead of the schema derived from the hints (e.g. to keep ``$schema`` or
+    ``$defs`` exactly), and arguments are validated against it, in its own dialect; it is
+    checked at registration.
     """
 
     title: str
@@ -90,6 +97,16 @@ class ToolOptions(TypedDict, total=False):
     structured_output: bool
     meta: Mapping[str, object]
     run_in_thread: bool
+    input_schema: Mapping[str, object]
+
+
+class ToolError(TrimcpError):
+    """Raise in a tool to fail the call with exactly this message (``isError: true``).
+
+    Any other exception also becomes an ``isError`` result, prefixed with the tool's name
+    and logged with its traceback; ``ToolError`` is for failures the tool expects and
+    words itself, and it is not logged as a crash.
+    """
 
 
 def error_result(message: str) -> JsonObject:
@@ -122,7 +139,15 @@ def _annotations_wire(value: ToolAnnotations | Mapping[str, object] | None) -> J
 class ToolEntry:
     """One registered tool."""
 
-    __slots__ = ("definition", "fn", "is_async", "name", "run_in_thread", "schema")
+    __slots__ = (
+        "definition",
+        "fn",
+        "input_schema",
+        "is_async",
+        "name",
+        "run_in_thread",
+        "schema",
+    )
 
     def __init__(self, fn: Callable[..., Any], name: str | None, options: ToolOptions) -> None:
         structured = options.get("structured_output")
@@ -137,6 +162,12 @@ class ToolEntry:
                 f"tool name {self.name!r} must be 1-128 characters of A-Z a-z 0-9 _ - . "
                 "(MCP 2025-11-25, Tools > Tool Names)"
             )
+        self.input_schema: JsonObject | None = None
+        if "input_schema" in options:
+            self.input_schema = typing.cast(
+                "JsonObject", to_jsonable(dict(options["input_schema"]))
+            )
+            compiled_validator(self.input_schema)  # refuse an invalid or unknown-dialect schema now
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
         self.run_in_thread = bool(options.get("run_in_thread", False))
@@ -152,7 +183,7 @@ class ToolEntry:
             tool["description"] = self.schema.description
         if "icons" in options:
             tool["icons"] = to_jsonable([dict(icon) for icon in options["icons"]])
-        tool["inputSchema"] = self.schema.input_schema
+        tool["inputSchema"] = self.input_schema or self.schema.input_schema
         if self.schema.output is not None:
             tool["outputSchema"] = self.schema.output.schema
         annotations = _annotations_wire(options.get("annotations"))
@@ -169,7 +200,7 @@ class ToolEntry:
             UrlElicitationRequired: raised by the tool, on purpose.
         """
         try:
-            call = validate_arguments(self.schema, arguments)
+            call = validate_arguments(self.schema, arguments, input_schema=self.input_schema)
         except ArgumentError as exc:
             problems = "; ".join(str(problem) for problem in exc.problems)
             return error_result(f"Invalid arguments for tool {self.name}: {problems}")
@@ -181,6 +212,8 @@ class ToolEntry:
             return self._result(value)
         except UrlElicitationRequired:
             raise
+        except ToolError as exc:
+            return error_result(str(exc))
         except Exception as exc:
             logger.warning("tool %s failed", self.name, exc_info=exc, extra={"tool": self.name})
             return error_result(f"Error in tool {self.name}: {str(exc) or type(exc).__name__}")

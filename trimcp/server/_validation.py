@@ -227,8 +227,17 @@ def _summary(schema: object) -> str:
 # --- entry points ----------------------------------------------------------------------------
 
 
-def validate_arguments(function: FunctionSchema, arguments: object) -> CallArguments:
+def validate_arguments(
+    function: FunctionSchema,
+    arguments: object,
+    *,
+    input_schema: Mapping[str, object] | None = None,
+) -> CallArguments:
     """Validate ``tools/call`` ``arguments`` and convert them for ``function``'s parameters.
+
+    ``input_schema`` (a tool's hand-written schema) replaces the derived one for
+    validation; conversion still follows the function's type hints, so a value the schema
+    allows but the hints cannot take is an ``ArgumentError`` too.
 
     ``None`` (the ``arguments`` member absent) counts as ``{}``. Missing optional parameters
     are left out of ``kwargs`` so the function's own defaults apply; positional-only
@@ -242,7 +251,8 @@ def validate_arguments(function: FunctionSchema, arguments: object) -> CallArgum
         arguments = {}
     if not isinstance(arguments, dict):
         raise ArgumentError([ArgumentProblem((), describe_value(arguments), "an object")])
-    problems = _problems(compiled_validator(function.input_schema), arguments)
+    schema = function.input_schema if input_schema is None else input_schema
+    problems = _problems(compiled_validator(schema), arguments)
     if problems:
         raise ArgumentError(problems)
     positional: list[tuple[bool, object]] = []  # (given, value) of positional-only params

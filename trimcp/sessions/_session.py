@@ -166,6 +166,9 @@ class Session(Actor):
         self._flushing = False
         self._write_closed = False
         self._room = trio.Event()
+        # Set whenever no task is flushing (terminate waits for it before closing).
+        self._idle = trio.Event()
+        self._idle.set()
         self._init_timer: trio.CancelScope | None = None
         self._held: list[Notify] = []
         # Set when input ended: stop once the requests in flight are answered.
@@ -181,14 +184,30 @@ class Session(Actor):
             self._init_timer = self.send_after(self._options.initialization_timeout, _InitTimeout())
 
     async def terminate(self, reason: ExitReason) -> None:
-        """Close the core and the stream; in-flight requests are cancelled with the actor."""
+        """Finish writing what is queued, then close the core and the stream.
+
+        Replies already encoded still go out (a request answered just before the stop
+        queues its reply behind another task's write); the actor's stop deadline bounds
+        that. In-flight requests are cancelled with the actor afterwards.
+        """
         self._handler.session_closed(SessionHandle(self))
         self.connection.close()
         for waiter in self._outgoing.values():
             waiter.done.set()
+        await self._finish_writes()
         self._write_closed = True
         self._room.set()
         await self._stream.aclose()
+
+    async def _finish_writes(self) -> None:
+        while self._flushing:
+            await self._idle.wait()
+        if self._pending and not self._write_closed:
+            self._flushing = True
+            try:
+                await self._flush()
+            finally:
+                self._flushing = False
 
     # --- inbound ------------------------------------------------------------------------
 
@@ -422,11 +441,13 @@ class Session(Actor):
         self._pending.append(data)
         if not self._flushing:
             self._flushing = True
+            self._idle = trio.Event()
             try:
                 with trio.CancelScope(shield=True):
                     await self._flush()
             finally:
                 self._flushing = False
+                self._idle.set()
         return True
 
     async def _flush(self) -> None:
