@@ -290,3 +290,49 @@ async def test_requests_in_flight_when_input_ends_are_still_answered(
             received += chunk
     replies = [orjson.loads(line) for line in received.splitlines()]
     assert [reply.get("id") for reply in replies] == [0, 1]
+
+
+class _SlowSendStream(trio.abc.SendStream):
+    """A byte stream whose every write takes one second (a slow stdout)."""
+
+    def __init__(self, inner: trio.abc.SendStream) -> None:
+        self.inner = inner
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await trio.sleep(1)
+        await self.inner.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_replies_queued_behind_a_slow_write_still_go_out_before_close(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async def quick(request: Request, context: RequestContext) -> JsonObject:
+        return {"content": []}
+
+    to_server_send, to_server_receive = trio.testing.memory_stream_one_way_pair()
+    to_client_send, to_client_receive = trio.testing.memory_stream_one_way_pair()
+    stream = StdioStream(to_server_receive, _SlowSendStream(to_client_send))
+    handler = ScriptedHandler({"tools/call": quick})
+    requests = (
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":'
+        b'"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}\n'
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}\n'
+    )
+    received = b""
+    async with trio.open_nursery() as nursery:
+        ref = await spawn(nursery, Session(stream, handler))
+        await to_server_send.send_all(requests)
+        await to_server_send.aclose()  # both calls finish while the first write is slow
+        assert await ref.wait_exited() == NORMAL
+        while chunk := await to_client_receive.receive_some():
+            received += chunk
+    replies = [orjson.loads(line) for line in received.splitlines()]
+    assert sorted(reply["id"] for reply in replies) == [0, 1, 2]
