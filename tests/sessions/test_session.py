@@ -245,6 +245,7 @@ async def test_posted_notifications_wait_for_initialized() -> None:
         [session] = handler.sessions
         assert session.notify_nowait("notifications/tools/list_changed")
         assert session.notify_nowait("notifications/tools/list_changed")  # a duplicate
+        await trio.testing.wait_all_tasks_blocked()  # the session has taken (and held) both
         await client.send(client.connection.send_initialized())
         await client.send(b'{"jsonrpc":"2.0","id":9,"method":"ping"}')
         held = await client.receive_wire()

@@ -3,13 +3,16 @@
 A session owns a ``ServerConnection`` (the sans-IO core), the transport's ``MessageStream``,
 the requests in flight (one cancel scope each) and its own outgoing requests. Data flows:
 
-    reader task --cast--> Session (feeds the core, starts request tasks)
-    request task --> handler --> core.send_result --> writer queue --> writer task
+    reader task: a whole read's messages --> core.receive --> request tasks
+    request task --> handler --> core.send_result --> write (one batch per idle writer)
 
-so an inbound request crosses one mailbox and one queue, and replies that are ready together
-leave in one write. Request and reader tasks are the actor's helper tasks: they run in its
-trio thread and touch the core only through synchronous calls, so no state is shared across
-an ``await``.
+The reader is the session's own helper task and feeds the core directly instead of casting
+each read to the actor's mailbox: that hop cost a scheduling round per request, a third of
+the time of a lone stdio request (bench/RESULTS.md). The mailbox carries what comes from
+outside the connection: notifications posted by other actors and the server, and timers.
+Request, reader and actor tasks all run in one trio thread and touch the core only through
+synchronous calls, so no state is shared across an ``await``. Replies ready together leave
+in one write.
 
 What a session deliberately is not: it does not decide what methods mean (``RequestHandler``
 does), it does not frame bytes (the ``MessageStream`` does), and it does not outlive its
@@ -89,19 +92,7 @@ class RequestTimedOut(TransportClosed):
 
 @final
 @dataclass(frozen=True, slots=True)
-class _Inbound:
-    messages: list[bytes | MessageTooLarge]
-
-
-@final
-@dataclass(frozen=True, slots=True)
 class _InitTimeout:
-    pass
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _InputEnded:
     pass
 
 
@@ -212,7 +203,6 @@ class Session(Actor):
     # --- inbound ------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
-        ref = self.ref
         stream = self._stream
         while True:
             batch: list[bytes | MessageTooLarge]
@@ -222,29 +212,26 @@ class Session(Actor):
                 batch = [exc]
             except (TransportClosed, TransportBroken) as exc:
                 logger.debug("session %s: input ended (%r)", self.name, exc)
-                # In order after the last batch, so what came before it is still served.
-                await ref.cast(_InputEnded())
+                self._drain()
                 return
-            # Everything the same read brought travels as one message: one mailbox hop and
-            # one scheduling round per read, not per line, so replies also leave together.
             batch.extend(stream.receive_ready())
-            await ref.cast(_Inbound(batch))
+            await self._process(batch)
 
     async def handle_cast(self, message: object) -> None:
-        """Feed inbound bytes to the core and act on its events; send casted notifications."""
-        if isinstance(message, _Inbound):
-            for item in message.messages:
-                if isinstance(item, MessageTooLarge):
-                    await self._refuse_oversized(item)
-                    continue
-                for event in self.connection.receive(item):
-                    await self._on_event(event)
-        elif isinstance(message, Notify):
+        """Send a notification cast by another actor (``Notify``)."""
+        if isinstance(message, Notify):
             await self._send_notify(message)
-        elif isinstance(message, _InputEnded):
-            self._drain()
         else:
             await super().handle_cast(message)
+
+    async def _process(self, batch: list[bytes | MessageTooLarge]) -> None:
+        """Feed one read's worth of messages to the core and act on its events, in order."""
+        for item in batch:
+            if isinstance(item, MessageTooLarge):
+                await self._refuse_oversized(item)
+                continue
+            for event in self.connection.receive(item):
+                await self._on_event(event)
 
     def _drain(self) -> None:
         """Input ended: finish the requests in flight, then stop (bounded by drain_timeout).
