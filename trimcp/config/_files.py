@@ -104,9 +104,10 @@ def _pop_includes(path: Path, table: dict[str, object]) -> list[str]:
 def _refuse_cycle(path: Path, written: str, target: Path, chain: tuple[Path, ...]) -> None:
     # resolve() so that symlinks and "a/../b" spellings of one file count as the same file.
     resolved = [known.resolve() for known in chain]
-    if target.resolve() not in resolved:
+    target_resolved = target.resolve()
+    if target_resolved not in resolved:
         return
-    start = resolved.index(target.resolve())
+    start = resolved.index(target_resolved)
     cycle = [str(known) for known in chain[start:]] + [str(target)]
     raise config_error(
         Problem(
