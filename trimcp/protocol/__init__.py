@@ -77,6 +77,7 @@ from ._events import ReplyToSend as ReplyToSend
 from ._events import RequestReceived as RequestReceived
 from ._events import ResponseReceived as ResponseReceived
 from ._events import UnexpectedResponse as UnexpectedResponse
+from ._exchange import KeptProgress as KeptProgress
 from ._intake import DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE
 from ._json import ABSENT as ABSENT
 from ._json import Absent as Absent
@@ -134,6 +135,7 @@ __all__ = [
     "Initialized",
     "JsonObject",
     "JsonValue",
+    "KeptProgress",
     "LifecycleEvent",
     "Message",
     "Notification",

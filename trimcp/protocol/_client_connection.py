@@ -206,6 +206,8 @@ class ClientConnection:
             return self._exchange.on_cancelled(notification.params, protected=None)
         if notification.method == "notifications/progress":
             return self._exchange.on_progress(notification.params)
+        if notification.method == "notifications/tasks/status":
+            self._exchange.on_task_status(notification.params)
         return [NotificationReceived(notification=notification)]
 
     def _on_response(self, response: Result | ErrorResponse) -> list[Event]:

@@ -20,13 +20,22 @@ from ._codec_payloads import (
     progress_params_to_wire,
     progress_token_of,
 )
-from ._events import Cancelled, ProgressReceived, ResponseReceived, UnexpectedResponse
+from ._events import (
+    Cancelled,
+    NotificationReceived,
+    ProgressReceived,
+    ResponseReceived,
+    UnexpectedResponse,
+)
 from ._json import JsonObject, ProgressToken, RequestId, is_number
 from ._messages import ErrorObject, ErrorResponse, Notification, Request, Response, Result
 from ._types import CancelledParams, ProgressParams
 
 if TYPE_CHECKING:
     from ._events import Event
+
+_TERMINAL = frozenset({"completed", "failed", "cancelled"})
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
 @dataclass(slots=True)
@@ -35,6 +44,57 @@ class _Inbound:
     progress_token: ProgressToken | None
     last_progress: float | None = None
     cancelled: bool = False
+
+
+@final
+@dataclass(slots=True)
+class KeptProgress:
+    """A progress token kept past its request's response (a task's, 2025-11-25).
+
+    Tasks > Progress: the ``progressToken`` of a task-augmented request stays valid after the
+    ``CreateTaskResult`` until the task is terminal, and progress keeps increasing strictly.
+    ``ServerConnection.keep_progress`` makes one; ``send_kept_progress`` encodes with it;
+    ``closed`` is set when the task ends so nothing more goes out for it.
+    """
+
+    token: ProgressToken
+    last_progress: float | None = None
+    closed: bool = False
+
+    def encode(self, params: ProgressParams) -> bytes:
+        """Encode the next progress notification (token filled in here).
+
+        Raises:
+            LocalProtocolError: closed, not finite, or not strictly increasing.
+        """
+        if self.closed:
+            raise LocalProtocolError(f"progress token {self.token!r} is finished")
+        return _encode_progress(self.token, self.last_progress, params, self)
+
+
+def _encode_progress(
+    token: ProgressToken,
+    last: float | None,
+    params: ProgressParams,
+    holder: _Inbound | KeptProgress,
+) -> bytes:
+    if not is_number(params.progress) or (params.total is not None and not is_number(params.total)):
+        raise LocalProtocolError("progress and total must be finite numbers")
+    if last is not None and not params.progress > last:
+        raise LocalProtocolError(
+            f"progress must strictly increase: {params.progress!r} after {last!r}"
+        )
+    wire = progress_params_to_wire(
+        ProgressParams(
+            progress_token=token,
+            progress=params.progress,
+            total=params.total,
+            message=params.message,
+        )
+    )
+    data = dump(Notification(method="notifications/progress", params=wire))
+    holder.last_progress = params.progress
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +112,14 @@ class Exchange:
     than sent and the peer cannot reuse the id meanwhile.
     """
 
-    __slots__ = ("_inbound", "_next_id", "_outbound")
+    __slots__ = ("_inbound", "_next_id", "_outbound", "_task_tokens")
 
     def __init__(self) -> None:
         self._inbound: dict[RequestId, _Inbound] = {}
         self._outbound: dict[RequestId, _Outbound] = {}
+        # Progress tokens of our task-augmented requests, valid past the CreateTaskResult
+        # until the task is terminal (Tasks > Progress), mapped to the task id.
+        self._task_tokens: dict[ProgressToken, str] = {}
         self._next_id = 1
 
     # --- inbound: the peer's requests ---------------------------------------------------
@@ -140,26 +203,20 @@ class Exchange:
             raise LocalProtocolError(
                 f"request {request_id!r} did not ask for progress (no _meta.progressToken)"
             )
-        if not is_number(params.progress) or (
-            params.total is not None and not is_number(params.total)
-        ):
-            raise LocalProtocolError("progress and total must be finite numbers")
-        if entry.last_progress is not None and not params.progress > entry.last_progress:
-            raise LocalProtocolError(
-                f"progress must strictly increase: {params.progress!r} after "
-                f"{entry.last_progress!r}"
-            )
-        wire = progress_params_to_wire(
-            ProgressParams(
-                progress_token=entry.progress_token,
-                progress=params.progress,
-                total=params.total,
-                message=params.message,
-            )
-        )
-        data = dump(Notification(method="notifications/progress", params=wire))
-        entry.last_progress = params.progress
-        return data
+        return _encode_progress(entry.progress_token, entry.last_progress, params, entry)
+
+    def keep_progress(self, request_id: RequestId) -> KeptProgress | None:
+        """Return the request's progress token, kept for use after its response.
+
+        None when the request carries no token or was cancelled.
+
+        Raises:
+            LocalProtocolError: the request is not in flight.
+        """
+        entry = self._entry(request_id)
+        if entry.cancelled or entry.progress_token is None:
+            return None
+        return KeptProgress(entry.progress_token, entry.last_progress)
 
     def on_cancelled(
         self, params: JsonObject | None, *, protected: RequestId | None
@@ -187,7 +244,10 @@ class Exchange:
                 (Utilities > Progress: MUST be unique), or ``params`` is not JSON.
         """
         token = progress_token_of(params)
-        if token is not None and any(o.progress_token == token for o in self._outbound.values()):
+        if token is not None and (
+            token in self._task_tokens
+            or any(o.progress_token == token for o in self._outbound.values())
+        ):
             raise LocalProtocolError(f"progress token {token!r} is used by a pending request")
         request_id = self._next_id
         self._next_id += 1
@@ -215,8 +275,31 @@ class Exchange:
         if response.id is not None:
             pending = self._outbound.pop(response.id, None)
             if pending is not None:
+                if isinstance(response, Result):
+                    self._track_task(pending, response.result)
                 return [ResponseReceived(response=response, method=pending.method)]
         return [UnexpectedResponse(response=response)]
+
+    def _track_task(self, pending: _Outbound, result: JsonObject) -> None:
+        task = result.get("task")
+        if pending.progress_token is not None and isinstance(task, dict):
+            task_id = task.get("taskId")
+            if isinstance(task_id, str) and task.get("status") not in _TERMINAL:
+                self._task_tokens[pending.progress_token] = task_id
+        meta = result.get("_meta")
+        related = meta.get(_RELATED_TASK) if isinstance(meta, dict) else None
+        if isinstance(related, dict):  # a tasks/result answer: that task is over
+            self.task_ended(related.get("taskId"))
+
+    def task_ended(self, task_id: object) -> None:
+        """Forget the progress token of a task that reached a terminal status."""
+        for token in [t for t, owner in self._task_tokens.items() if owner == task_id]:
+            del self._task_tokens[token]
+
+    def on_task_status(self, params: JsonObject | None) -> None:
+        """Note ``notifications/tasks/status``: a terminal status ends the task's token."""
+        if isinstance(params, dict) and params.get("status") in _TERMINAL:
+            self.task_ended(params.get("taskId"))
 
     def on_progress(self, params: JsonObject | None) -> list[Event]:
         """Match the peer's progress to our pending request; unknown tokens are dropped."""
@@ -226,9 +309,15 @@ class Exchange:
         for request_id, pending in self._outbound.items():
             if pending.progress_token == parsed.progress_token:
                 return [ProgressReceived(request_id=request_id, params=parsed)]
+        if parsed.progress_token in self._task_tokens:
+            # A task's progress: its request is answered, so it reaches the application as
+            # a plain notification (``params._meta`` may name the task).
+            notification = Notification(method="notifications/progress", params=params)
+            return [NotificationReceived(notification=notification)]
         return []
 
     def close(self) -> None:
         """Forget everything in flight (the session is over)."""
         self._inbound.clear()
         self._outbound.clear()
+        self._task_tokens.clear()

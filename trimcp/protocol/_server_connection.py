@@ -29,7 +29,7 @@ from ._codec_payloads import (
     initialize_result_to_wire,
 )
 from ._events import Initialized, InitializeReceived, NotificationReceived, RequestReceived
-from ._exchange import Exchange
+from ._exchange import Exchange, KeptProgress
 from ._intake import DEFAULT_MAX_MESSAGE_SIZE, as_remote, error_reply, read, result_reply
 from ._lifecycle import SERVER_RULES, SERVER_TRANSITIONS, LifecycleEvent, Phase, next_phase
 from ._messages import ErrorObject, ErrorResponse, Notification, Request, Result
@@ -379,6 +379,37 @@ class ServerConnection:
             message = None
         params = ProgressParams(progress_token=0, progress=progress, total=total, message=message)
         return self._exchange.progress(request_id, params)
+
+    def keep_progress(self, request_id: RequestId) -> KeptProgress | None:
+        """Keep an in-flight request's progress token for after its response (tasks).
+
+        Call before answering a task-augmented request with ``CreateTaskResult``; the task then
+        reports with ``send_kept_progress`` until it is terminal. None if the request has no
+        progress token (or was cancelled).
+
+        Raises:
+            LocalProtocolError: the request is not in flight.
+        """
+        return self._exchange.keep_progress(request_id)
+
+    def send_kept_progress(
+        self,
+        kept: KeptProgress,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bytes:
+        """Encode ``notifications/progress`` with a kept token (see ``keep_progress``).
+
+        Raises:
+            LocalProtocolError: closed or wrong phase; the token is finished; ``progress``
+                does not strictly increase.
+        """
+        self._check_notification_phase("notifications/progress")
+        if self._features is not None and not self._features.progress_message:
+            message = None
+        params = ProgressParams(progress_token=0, progress=progress, total=total, message=message)
+        return kept.encode(params)
 
     def send_notification(self, method: str, params: JsonObject | None = None) -> bytes:
         """Encode a notification to the client.

@@ -61,6 +61,7 @@ from ._schema import structured_content as structured_content
 from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
 from ._server import ServerOptions as ServerOptions
+from ._tasks import TaskPolicy as TaskPolicy
 from ._tools import ToolAnnotations as ToolAnnotations
 from ._tools import ToolError as ToolError
 from ._tools import ToolOptions as ToolOptions
@@ -109,6 +110,7 @@ __all__ = [
     "SamplingOptions",
     "SchemaError",
     "ServerOptions",
+    "TaskPolicy",
     "TemplateError",
     "ToolAnnotations",
     "ToolError",

@@ -25,6 +25,7 @@ from trimcp.server._client_features import (
     sampling_params,
 )
 from trimcp.server._schema import ContextMarker
+from trimcp.server._tasks import TaskRequest, announce, related_meta
 from trimcp.sessions import LOG_LEVELS
 
 if TYPE_CHECKING:
@@ -47,9 +48,21 @@ class Context(ContextMarker):
 
     __slots__ = ("_read", "_request")
 
-    def __init__(self, request: RequestContext, read_resource: ResourceReader) -> None:
+    def __init__(
+        self, request: RequestContext | TaskRequest, read_resource: ResourceReader
+    ) -> None:
         self._request = request
         self._read = read_resource
+
+    def for_task(self, request: TaskRequest) -> Context:
+        """Return the context a task started from this request runs with."""
+        return Context(request, self._read)
+
+    @property
+    def task_id(self) -> str | None:
+        """The task this call runs as (a task-augmented ``tools/call``), else None."""
+        request = self._request
+        return request.record.task_id if isinstance(request, TaskRequest) else None
 
     @property
     def request_id(self) -> RequestId:
@@ -91,7 +104,18 @@ class Context(ContextMarker):
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; expected one of {LOG_LEVELS}")
-        return await self.session.log(level, data, logger)
+        task_id = self.task_id
+        if task_id is None:
+            return await self.session.log(level, data, logger)
+        # A task's messages carry its related-task _meta (Tasks: MUST).
+        threshold = self.session.log_level
+        if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return False
+        params: JsonObject = {"level": level, "data": data, "_meta": related_meta(task_id)}
+        if logger is not None:
+            params["logger"] = logger
+        await self.session.notify("notifications/message", params)
+        return True
 
     async def debug(self, data: JsonValue, logger: str | None = None) -> bool:
         """Log at ``debug`` (see ``log``)."""
@@ -139,7 +163,7 @@ class Context(ContextMarker):
             require_capability(capabilities, "sampling_tools", "sampling with tools")
         params = sampling_params(messages, max_tokens, options)
         timeout = options.get("timeout")
-        result = await self.session.request("sampling/createMessage", params, timeout=timeout)
+        result = await self._ask_client("sampling/createMessage", params, timeout=timeout)
         return read_sample_result(result)
 
     async def elicit(
@@ -165,7 +189,7 @@ class Context(ContextMarker):
         params: JsonObject = {"message": message, "requestedSchema": requested}
         if self._supports_modes():
             params = {"mode": "form", **params}
-        result = await self.session.request("elicitation/create", params, timeout=timeout)
+        result = await self._ask_client("elicitation/create", params, timeout=timeout)
         return read_elicit_result(result, requested, schema)
 
     async def elicit_url(
@@ -187,7 +211,7 @@ class Context(ContextMarker):
             "url": url,
             "elicitationId": elicitation_id,
         }
-        result = await self.session.request("elicitation/create", params, timeout=timeout)
+        result = await self._ask_client("elicitation/create", params, timeout=timeout)
         return read_elicit_result(result, {}, None)
 
     async def list_roots(self, *, timeout: float | None = None) -> list[Root]:
@@ -198,7 +222,7 @@ class Context(ContextMarker):
             RequestTimedOut / JsonRpcError: as for ``sample``.
         """
         require_capability(self.session.client_capabilities, "roots", "roots/list")
-        return read_roots(await self.session.request("roots/list", timeout=timeout))
+        return read_roots(await self._ask_client("roots/list", None, timeout=timeout))
 
     async def read_resource(self, uri: str) -> list[JsonObject]:
         """Read one of this server's resources, as ``resources/read`` would (wire contents).
@@ -207,6 +231,26 @@ class Context(ContextMarker):
             ResourceNotFound: no resource or template matches ``uri``.
         """
         return await self._read(uri, self)
+
+    async def _ask_client(
+        self, method: str, params: JsonObject | None, *, timeout: float | None
+    ) -> JsonObject:
+        """Send a request to the client; inside a task, mark it and wait as input_required."""
+        if not isinstance(self._request, TaskRequest):
+            return await self.session.request(method, params, timeout=timeout)
+        task = self._request.record
+        task_id = task.task_id
+        params = dict(params or {})
+        meta = params.get("_meta")
+        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), **related_meta(task_id)}
+        moved = task.move("input_required", f"waiting for the client to answer {method}")
+        if moved:
+            announce(self.session, task)
+        try:
+            return await self.session.request(method, params, timeout=timeout)
+        finally:
+            if moved and task.move("working"):
+                announce(self.session, task)
 
     def _supports_modes(self) -> bool:
         # ``mode`` arrived in 2025-11-25; older clients know only the form shape.

@@ -21,6 +21,7 @@ from trimcp.server._completion import (
     read_completion_request,
 )
 from trimcp.server._pagination import InvalidCursor, snapshot_of
+from trimcp.server._tasks import TaskRequest, announce, outcome, run_task
 
 if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from trimcp.server._catalog import Catalog
     from trimcp.server._context import Context
     from trimcp.server._pagination import Paginator
+    from trimcp.server._tasks import TaskStore
+    from trimcp.server._tools import ToolEntry
+    from trimcp.sessions import RequestContext
 
 __all__ = ["METHODS", "Call", "dispatch"]
 
@@ -40,6 +44,8 @@ class Call:
     context: Context
     sessions: SessionSet
     paginator: Paginator
+    request: RequestContext
+    tasks: TaskStore
 
 
 Method = Callable[["Catalog", "JsonObject", Call], Awaitable["JsonObject"]]
@@ -83,7 +89,74 @@ async def _tools_call(catalog: Catalog, params: JsonObject, call: Call) -> JsonO
     if tool is None:
         # Tools > Error Handling: an unknown tool is a protocol error (-32602).
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})
+    # Tasks (2025-11-25): only where this session declared them; elsewhere ``task`` is
+    # ignored and every tool runs as a plain call (Tasks: MUST process normally).
+    if call.context.session.server_capabilities.tasks_tools_call:
+        task = params.get("task")
+        if task is not None:
+            if tool.task_support == "forbidden":
+                raise MethodNotFound(
+                    "tools/call",
+                    f"Tool {name} does not support task-augmented calls "
+                    "(its execution.taskSupport is forbidden); call it without params.task",
+                )
+            return _start_task(tool, params, task, call)
+        if tool.task_support == "required":
+            raise MethodNotFound(
+                "tools/call",
+                f"Tool {name} must be called as a task (execution.taskSupport is required); "
+                'add params.task, e.g. {"ttl": 60000}',
+            )
     return await tool.call(params.get("arguments"), call.context)
+
+
+def _start_task(tool: ToolEntry, params: JsonObject, task: object, call: Call) -> JsonObject:
+    session = call.context.session
+    record = call.tasks.create(session, task)
+    view = TaskRequest(record, session, call.request.request_id, call.request.keep_progress())
+    context = call.context.for_task(view)
+    arguments = params.get("arguments")
+
+    async def work() -> JsonObject:
+        return await tool.call(arguments, context)
+
+    async def run() -> None:
+        await run_task(view, work, f"tools/call {tool.name}")
+
+    session.start_soon(run)
+    return {"task": record.to_wire()}
+
+
+# --- tasks -----------------------------------------------------------------------------------
+
+
+async def _tasks_get(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    return call.tasks.get(call.context.session, params).to_wire()
+
+
+async def _tasks_result(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    record = call.tasks.get(call.context.session, params)
+    await record.done.wait()
+    return outcome(record)
+
+
+async def _tasks_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    return _page(call, params, "tasks/list", "tasks", call.tasks.listed(call.context.session))
+
+
+async def _tasks_cancel(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    session = call.context.session
+    record = call.tasks.get(session, params)
+    # Cancelled before the reply, and for good (Tasks > Cancellation: MUST).
+    if not record.move("cancelled", "cancelled by the client"):
+        raise InvalidParams(
+            f"Task {record.task_id} is already {record.status}; only a task that is not "
+            "terminal can be cancelled",
+            {"taskId": record.task_id, "status": record.status},
+        )
+    record.scope.cancel()
+    announce(session, record)
+    return record.to_wire()
 
 
 # --- resources -------------------------------------------------------------------------------
@@ -171,6 +244,10 @@ METHODS: dict[str, Method] = {
     "prompts/get": _prompts_get,
     "completion/complete": _complete,
     "logging/setLevel": _set_level,
+    "tasks/get": _tasks_get,
+    "tasks/result": _tasks_result,
+    "tasks/list": _tasks_list,
+    "tasks/cancel": _tasks_cancel,
 }
 
 

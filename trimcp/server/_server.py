@@ -10,7 +10,9 @@ allows no renegotiation): ``tools`` (with ``listChanged``) and ``logging`` alway
 ``resources`` (``subscribe`` and ``listChanged``) and ``prompts`` (``listChanged``) only if
 some are registered then; ``completions`` only with a completion handler. A session that
 started without ``resources`` gets no resource notifications, even if resources appear
-later. Tasks (2025-11-25, experimental) are not offered.
+later. ``tasks`` (2025-11-25, experimental: ``list``, ``cancel`` and ``requests.tools.call``)
+is declared when some tool allows task-augmented calls (``task_support``); older protocol
+versions never see it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from trimcp.server._dispatch import Call, dispatch
 from trimcp.server._pagination import CursorCodec, Paginator
 from trimcp.server._prompts import PromptEntry, PromptOptions
 from trimcp.server._resources import ResourceEntry, ResourceOptions
+from trimcp.server._tasks import TaskPolicy, TaskStore
 from trimcp.server._tools import ToolEntry, ToolOptions
 from trimcp.sessions import SessionOptions, serve_stdio
 
@@ -51,7 +54,8 @@ class ServerOptions(TypedDict, total=False):
     """Keyword options of ``MCPServer``.
 
     ``page_size`` (default 50) is the length of each ``*/list`` page; ``legacy_aliases``
-    accepts ``list_tools``/``call_tool`` method names (``SessionOptions``).
+    accepts ``list_tools``/``call_tool`` method names (``SessionOptions``); ``task_policy``
+    bounds the tasks each session may hold (``TaskPolicy``).
     """
 
     title: str
@@ -60,6 +64,7 @@ class ServerOptions(TypedDict, total=False):
     icons: Sequence[Mapping[str, object]]
     page_size: int
     legacy_aliases: bool
+    task_policy: TaskPolicy
 
 
 @typing.final
@@ -92,6 +97,7 @@ class MCPServer:
         self._paginator = Paginator(CursorCodec(), options.get("page_size", 50))
         self._catalog = Catalog()
         self._sessions = SessionSet()
+        self._tasks = TaskStore(options.get("task_policy"))
 
     # --- RequestHandler ---------------------------------------------------------------------
 
@@ -111,6 +117,7 @@ class MCPServer:
         catalog = self._catalog
         resources = bool(catalog.resources or catalog.templates)
         prompts = bool(catalog.prompts)
+        tasks = any(tool.task_support != "forbidden" for tool in catalog.tools.values())
         return ServerCapabilities(
             tools=True,
             tools_list_changed=True,
@@ -121,6 +128,10 @@ class MCPServer:
             prompts_list_changed=prompts,
             completions=catalog.completion is not None,
             logging=True,
+            tasks=tasks,
+            tasks_list=tasks,
+            tasks_cancel=tasks,
+            tasks_tools_call=tasks,
         )
 
     @property
@@ -130,7 +141,13 @@ class MCPServer:
 
     async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
         """Answer one request (``trimcp.sessions.RequestHandler``)."""
-        call = Call(Context(context, self._catalog.read_resource), self._sessions, self._paginator)
+        call = Call(
+            Context(context, self._catalog.read_resource),
+            self._sessions,
+            self._paginator,
+            context,
+            self._tasks,
+        )
         return await dispatch(self._catalog, request.method, request.params or {}, call)
 
     async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
@@ -142,8 +159,9 @@ class MCPServer:
         self._sessions.opened(session)
 
     def session_closed(self, session: SessionHandle) -> None:
-        """Forget a session and its subscriptions."""
+        """Forget a session, its subscriptions and its tasks."""
         self._sessions.closed(session)
+        self._tasks.session_closed(session)
 
     # --- tools ------------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject
     from trimcp.server._context import Context
     from trimcp.server._schema import FunctionSchema
+    from trimcp.server._tasks import TaskSupport
 
 __all__ = ["ToolAnnotations", "ToolEntry", "ToolError", "ToolOptions", "error_result"]
 
@@ -87,7 +88,9 @@ class ToolOptions(TypedDict, total=False):
     tool runs in the session's task and must be quick. ``input_schema`` is listed as
     written instead of the schema derived from the hints (e.g. to keep ``$schema`` or
     ``$defs`` exactly), and arguments are validated against it, in its own dialect; it is
-    checked at registration.
+    checked at registration. ``task_support`` (2025-11-25, experimental) says whether a
+    client may run the tool as a task: ``"forbidden"`` (default), ``"optional"`` or
+    ``"required"``; it is listed as ``execution.taskSupport``.
     """
 
     title: str
@@ -98,6 +101,7 @@ class ToolOptions(TypedDict, total=False):
     meta: Mapping[str, object]
     run_in_thread: bool
     input_schema: Mapping[str, object]
+    task_support: TaskSupport
 
 
 class ToolError(TrimcpError):
@@ -147,6 +151,7 @@ class ToolEntry:
         "name",
         "run_in_thread",
         "schema",
+        "task_support",
     )
 
     def __init__(self, fn: Callable[..., Any], name: str | None, options: ToolOptions) -> None:
@@ -171,6 +176,12 @@ class ToolEntry:
         self.fn = fn
         self.is_async = inspect.iscoroutinefunction(fn)
         self.run_in_thread = bool(options.get("run_in_thread", False))
+        self.task_support: TaskSupport = options.get("task_support", "forbidden")
+        if self.task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(
+                f"task_support must be 'forbidden', 'optional' or 'required', "
+                f"not {self.task_support!r}"
+            )
         if self.run_in_thread and self.is_async:
             raise ValueError("run_in_thread is for sync functions; this one is async")
         self.definition = self._definition(options)
@@ -189,6 +200,8 @@ class ToolEntry:
         annotations = _annotations_wire(options.get("annotations"))
         if annotations:
             tool["annotations"] = annotations
+        if self.task_support != "forbidden":
+            tool["execution"] = {"taskSupport": self.task_support}
         if "meta" in options:
             tool["_meta"] = to_jsonable(dict(options["meta"]))
         return tool

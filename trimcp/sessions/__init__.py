@@ -10,6 +10,7 @@ session manager (a later module of this package).
 """
 
 from ._context import LOG_LEVELS as LOG_LEVELS
+from ._context import ProgressReporter as ProgressReporter
 from ._context import RequestContext as RequestContext
 from ._context import SessionHandle as SessionHandle
 from ._handler import RequestHandler as RequestHandler
@@ -24,6 +25,7 @@ __all__ = [
     "LOG_LEVELS",
     "Notify",
     "ProgressCallback",
+    "ProgressReporter",
     "RequestContext",
     "RequestHandler",
     "RequestTimedOut",

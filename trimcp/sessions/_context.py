@@ -12,13 +12,17 @@ from typing import TYPE_CHECKING, final
 from trimcp.protocol import Phase
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from trimcp.protocol import (
         ClientCapabilities,
         Implementation,
         JsonObject,
         JsonValue,
+        KeptProgress,
         ProgressToken,
         RequestId,
+        ServerCapabilities,
     )
 
     from ._session import ProgressCallback, Session
@@ -68,6 +72,11 @@ class SessionHandle:
         return self._session.connection.negotiated_version
 
     @property
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared to this client (as trimmed for the version)."""
+        return self._session.connection.server_capabilities
+
+    @property
     def log_level(self) -> str | None:
         """The level set by ``logging/setLevel``; None until the client sets one."""
         return self._session.log_level
@@ -101,6 +110,14 @@ class SessionHandle:
         already closing.
         """
         return self._session.post_notification(method, params)
+
+    def start_soon(self, fn: Callable[[], Awaitable[object]]) -> None:
+        """Run ``fn()`` as background work of this session, past the request that started it.
+
+        For work that outlives a response (a task's body): it is cancelled when the session
+        ends. ``fn`` must handle its own errors; one that escapes ends the session.
+        """
+        self._session.start_soon(fn)
 
     async def log(self, level: str, data: JsonValue, logger: str | None = None) -> bool:
         """Send ``notifications/message`` if ``level`` passes the client's filter.
@@ -162,3 +179,44 @@ class RequestContext:
         data = self._session.connection.send_progress(self.request_id, progress, total, message)
         await self._session.write(data)
         return bool(data)
+
+    def keep_progress(self) -> ProgressReporter | None:
+        """Keep this request's progress token for after its response (a task's progress).
+
+        Call before the response is sent. None if the client asked for no progress.
+        """
+        kept = self._session.connection.keep_progress(self.request_id)
+        return None if kept is None else ProgressReporter(self._session, kept)
+
+
+@final
+class ProgressReporter:
+    """Progress for a request already answered, e.g. a task's (Tasks > Progress)."""
+
+    __slots__ = ("_kept", "_session")
+
+    def __init__(self, session: Session, kept: KeptProgress) -> None:
+        self._session = session
+        self._kept = kept
+
+    @property
+    def token(self) -> ProgressToken:
+        """The kept progress token."""
+        return self._kept.token
+
+    async def report(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Send ``notifications/progress`` with the kept token; False once finished.
+
+        Raises:
+            LocalProtocolError: ``progress`` does not strictly increase.
+        """
+        if self._kept.closed or not SessionHandle(self._session).open:
+            return False
+        data = self._session.connection.send_kept_progress(self._kept, progress, total, message)
+        return await self._session.write(data)
+
+    def finish(self) -> None:
+        """Stop: the task is terminal, the token is no longer valid."""
+        self._kept.closed = True
