@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from trimcp.protocol import LATEST_VERSION, features
+from trimcp.server._compat import call_result_for, definition_for, prompt_result_for
 from trimcp.server._completion import (
     PromptRef,
     completion_result,
@@ -24,7 +26,7 @@ from trimcp.server._pagination import InvalidCursor, snapshot_of
 from trimcp.server._tasks import TaskRequest, announce, outcome, run_task
 
 if TYPE_CHECKING:
-    from trimcp.protocol import JsonObject, JsonValue
+    from trimcp.protocol import JsonObject, JsonValue, VersionFeatures
     from trimcp.server._broadcast import SessionSet
     from trimcp.server._catalog import Catalog
     from trimcp.server._context import Context
@@ -58,6 +60,19 @@ def _string(params: JsonObject, key: str) -> str:
     return value
 
 
+def _older(call: Call) -> VersionFeatures | None:
+    """What the session's version allows, if it is older than the newest (else None)."""
+    version = call.context.session.protocol_version
+    return None if version is None or version == LATEST_VERSION else features(version)
+
+
+def _definitions(call: Call, kind: str, items: dict[str, JsonObject]) -> dict[str, JsonObject]:
+    older = _older(call)
+    if older is None:
+        return items
+    return {key: definition_for(kind, item, older) for key, item in items.items()}
+
+
 def _page(
     call: Call, params: JsonObject, method: str, key: str, items: dict[str, JsonObject]
 ) -> JsonObject:
@@ -80,7 +95,7 @@ def _page(
 
 async def _tools_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
     tools = {name: entry.definition for name, entry in catalog.tools.items()}
-    return _page(call, params, "tools/list", "tools", tools)
+    return _page(call, params, "tools/list", "tools", _definitions(call, "tool", tools))
 
 
 async def _tools_call(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
@@ -107,7 +122,9 @@ async def _tools_call(catalog: Catalog, params: JsonObject, call: Call) -> JsonO
                 f"Tool {name} must be called as a task (execution.taskSupport is required); "
                 'add params.task, e.g. {"ttl": 60000}',
             )
-    return await tool.call(params.get("arguments"), call.context)
+    result = await tool.call(params.get("arguments"), call.context)
+    older = _older(call)
+    return result if older is None else call_result_for(result, older)
 
 
 def _start_task(tool: ToolEntry, params: JsonObject, task: object, call: Call) -> JsonObject:
@@ -164,12 +181,15 @@ async def _tasks_cancel(catalog: Catalog, params: JsonObject, call: Call) -> Jso
 
 async def _resources_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
     resources = {uri: entry.definition for uri, entry in catalog.resources.items()}
-    return _page(call, params, "resources/list", "resources", resources)
+    return _page(
+        call, params, "resources/list", "resources", _definitions(call, "resource", resources)
+    )
 
 
 async def _templates_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
     templates = {uri: entry.definition for uri, entry in catalog.templates.items()}
-    return _page(call, params, "resources/templates/list", "resourceTemplates", templates)
+    listed = _definitions(call, "template", templates)
+    return _page(call, params, "resources/templates/list", "resourceTemplates", listed)
 
 
 async def _resources_read(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
@@ -195,7 +215,7 @@ async def _unsubscribe(catalog: Catalog, params: JsonObject, call: Call) -> Json
 
 async def _prompts_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
     prompts = {name: entry.definition for name, entry in catalog.prompts.items()}
-    return _page(call, params, "prompts/list", "prompts", prompts)
+    return _page(call, params, "prompts/list", "prompts", _definitions(call, "prompt", prompts))
 
 
 async def _prompts_get(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
@@ -203,7 +223,9 @@ async def _prompts_get(catalog: Catalog, params: JsonObject, call: Call) -> Json
     prompt = catalog.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}", {"name": name})
-    return await prompt.render(params.get("arguments"), call.context)
+    result = await prompt.render(params.get("arguments"), call.context)
+    older = _older(call)
+    return result if older is None else prompt_result_for(result, older)
 
 
 async def _complete(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
