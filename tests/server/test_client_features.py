@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import pytest
+import trio
 
 from trimcp.errors import JsonRpcError
 from trimcp.protocol import ClientCapabilities, JsonObject
@@ -12,6 +14,9 @@ from trimcp.server import ClientCapabilityMissing, Context, ElicitationError, MC
 from trimcp.testing import open_in_memory_client
 
 from .conftest import assert_valid
+
+if TYPE_CHECKING:
+    from trimcp.sessions import SessionHandle
 
 
 @dataclasses.dataclass
@@ -155,3 +160,55 @@ async def test_a_client_error_reaches_the_tool() -> None:
     assert result["isError"] is True
     assert "User rejected sampling" in str(result["content"])
     assert issubclass(ElicitationError, Exception)
+
+
+async def test_roots_changed_hook_fetches_the_new_roots() -> None:
+    server = build()
+    seen: list[list[str]] = []
+    changed = trio.Event()
+
+    @server.on_notification("notifications/roots/list_changed")
+    async def broken(session: SessionHandle, params: JsonObject) -> None:
+        raise RuntimeError("hook failure is logged, nothing else")
+
+    @server.on_roots_changed()
+    async def refresh(session: SessionHandle, params: JsonObject) -> None:
+        seen.append([root.uri for root in await server.list_roots(session)])
+        changed.set()
+
+    roots = ["file:///one"]
+
+    async def list_roots(params: JsonObject) -> JsonObject:
+        return {"roots": [{"uri": uri} for uri in roots]}
+
+    capabilities = ClientCapabilities(roots=True, roots_list_changed=True)
+    handlers = {"roots/list": list_roots}
+    async with open_in_memory_client(
+        server, capabilities=capabilities, handlers=handlers
+    ) as client:
+        roots.append("file:///two")
+        await client.notify("notifications/roots/list_changed")
+        await changed.wait()
+        # The session is unharmed by the failing hook.
+        assert (await client.request("tools/list"))["tools"]
+    assert seen == [["file:///one", "file:///two"]]
+
+
+async def test_list_roots_outside_a_request_needs_the_capability() -> None:
+    server = build()
+    sessions: list[SessionHandle] = []
+
+    @server.on_notification("notifications/initialized")
+    async def never(session: SessionHandle, params: JsonObject) -> None:
+        sessions.append(session)  # lifecycle notifications never reach hooks
+
+    @server.tool()
+    async def who(ctx: Context) -> str:
+        sessions.append(ctx.session)
+        return "ok"
+
+    async with open_in_memory_client(server) as client:
+        await client.request("tools/call", {"name": "who"})
+        with pytest.raises(ClientCapabilityMissing):
+            await server.list_roots(sessions[0])
+    assert len(sessions) == 1

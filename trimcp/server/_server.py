@@ -27,6 +27,7 @@ import trio
 from trimcp.protocol import Implementation, ServerCapabilities
 from trimcp.server._broadcast import SessionSet
 from trimcp.server._catalog import Catalog
+from trimcp.server._client_features import Root, read_roots, require_capability
 from trimcp.server._context import Context
 from trimcp.server._dispatch import Call, dispatch
 from trimcp.server._pagination import CursorCodec, Paginator
@@ -48,6 +49,8 @@ __all__ = ["MCPServer", "ServerOptions"]
 logger = logging.getLogger(__name__)
 
 F = typing.TypeVar("F", bound="Callable[..., object]")
+NotificationHook = typing.Callable[["SessionHandle", "JsonObject"], typing.Awaitable[None]]
+H = typing.TypeVar("H", bound=NotificationHook)
 
 
 class ServerOptions(TypedDict, total=False):
@@ -98,6 +101,7 @@ class MCPServer:
         self._catalog = Catalog()
         self._sessions = SessionSet()
         self._tasks = TaskStore(options.get("task_policy"))
+        self._notification_hooks: dict[str, list[NotificationHook]] = {}
 
     # --- RequestHandler ---------------------------------------------------------------------
 
@@ -151,8 +155,21 @@ class MCPServer:
         return await dispatch(self._catalog, request.method, request.params or {}, call)
 
     async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
-        """Note client notifications; none needs an action from the server so far."""
-        logger.debug("session %s: %s", session.session_id, notification.method)
+        """Run the hooks registered for a client notification (``on_notification``)."""
+        hooks = self._notification_hooks.get(notification.method, ())
+        if not hooks:
+            logger.debug("session %s: %s", session.session_id, notification.method)
+        for hook in hooks:
+            try:
+                await hook(session, notification.params or {})
+            except Exception as exc:
+                # One failing hook must not keep the others from running.
+                logger.error(
+                    "session %s: hook for %s failed",
+                    session.session_id,
+                    notification.method,
+                    exc_info=exc,
+                )
 
     def session_opened(self, session: SessionHandle) -> None:
         """Track a session for broadcasts and subscriptions."""
@@ -301,6 +318,42 @@ class MCPServer:
             return fn
 
         return register
+
+    # --- client notifications ---------------------------------------------------------------
+
+    def on_notification(self, method: str) -> Callable[[H], H]:
+        """Register the decorated coroutine function for a client notification.
+
+        It is called as ``hook(session, params)`` (a ``SessionHandle`` and the params, ``{}``
+        when absent) in its own task; an exception is logged and changes nothing else.
+        Several hooks for one method run in registration order. Lifecycle, progress and
+        cancellation notifications are the session's own and never reach hooks.
+        """
+
+        def register(fn: H) -> H:
+            self._notification_hooks.setdefault(method, []).append(fn)
+            return fn
+
+        return register
+
+    def on_roots_changed(self) -> Callable[[H], H]:
+        """Register a hook for ``notifications/roots/list_changed`` (see ``on_notification``).
+
+        The hook usually fetches the new roots with ``await server.list_roots(session)``.
+        """
+        return self.on_notification("notifications/roots/list_changed")
+
+    async def list_roots(
+        self, session: SessionHandle, *, timeout: float | None = None
+    ) -> list[Root]:
+        """Ask a session's client for its roots (``roots/list``) outside any request.
+
+        Raises:
+            ClientCapabilityMissing: the client did not declare ``roots``.
+            RequestTimedOut / JsonRpcError: no answer in time, or the client refused.
+        """
+        require_capability(session.client_capabilities, "roots", "roots/list")
+        return read_roots(await session.request("roots/list", timeout=timeout))
 
     # --- running ----------------------------------------------------------------------------
 
