@@ -10,7 +10,8 @@ far. Protocol messages go to stdout, logs to stderr.
 
 Besides the conformance fixtures (the ``test_*`` tools and prompts, the ``test://``
 resources, described in the block before them) it has: ``echo`` (annotated), ``add``
-(structured output), ``sleep`` (progress; cancel it and watch stderr), ``list_roots``
+(structured output), ``sleep`` (progress; cancel it and watch stderr; may run as a task),
+``list_roots``
 (roots), ``get_resource_links`` (``resource_link`` blocks), ``connect_account`` (URL-mode
 elicitation) and ``update_watched_resource`` (sends ``notifications/resources/updated`` to
 subscribers of ``test://watched-resource``).
@@ -400,9 +401,12 @@ def add_feature_tools(server: MCPServer) -> None:
         """Add two integers (structured output)."""
         return {"sum": a + b}
 
-    @server.tool()
+    @server.tool(task_support="optional")
     async def sleep(seconds: Annotated[float, Param(ge=0, le=60)], ctx: Context) -> str:
-        """Sleep, reporting progress every 0.1 s; a cancelled sleep is logged to stderr."""
+        """Sleep, reporting progress every 0.1 s; a cancelled sleep is logged to stderr.
+
+        May run as a task (2025-11-25): call it with ``params.task`` and poll ``tasks/get``.
+        """
         steps = max(1, round(seconds * 10))
         done = 0
         try:

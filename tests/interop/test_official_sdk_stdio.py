@@ -317,3 +317,42 @@ def test_sampling_elicitation_and_roots() -> None:
         "ElicitRequestFormParams",
         "ElicitRequestURLParams",
     ]
+
+
+def test_task_augmented_call() -> None:
+    async def body(client: Client) -> None:
+        capabilities = client.server_capabilities
+        assert capabilities.tasks is not None
+        session = client.session
+
+        async def create(arguments: dict[str, Any], task: dict[str, Any]) -> types.CreateTaskResult:
+            # mcp 2.3.0 checks a tools/call answer against CallToolResult only (the schema's
+            # ServerResult union lacks CreateTaskResult), so send it raw and parse the answer
+            # with the SDK's own CreateTaskResult model.
+            params = {"name": "sleep", "arguments": arguments, "task": task}
+            raw = await session._dispatcher.send_raw_request("tools/call", params, {})
+            return types.CreateTaskResult.model_validate(raw, by_name=False)
+
+        created = await create({"seconds": 0.2}, {"ttl": 30_000})
+        task_id = created.task.task_id
+        assert created.task.status == "working"
+        assert created.task.ttl == 30_000
+        get = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+        assert (await session.send_request(get, types.GetTaskResult)).task_id == task_id
+        payload = types.GetTaskPayloadRequest(
+            params=types.GetTaskPayloadRequestParams(task_id=task_id)
+        )
+        result = await session.send_request(payload, types.CallToolResult)
+        assert text_of(result) == "slept 0.2 s"
+        done = await session.send_request(get, types.GetTaskResult)
+        assert done.status == "completed"
+        listed = await session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        assert [task.task_id for task in listed.tasks] == [task_id]
+        running = await create({"seconds": 30}, {})
+        cancel = types.CancelTaskRequest(
+            params=types.CancelTaskRequestParams(task_id=running.task.task_id)
+        )
+        cancelled = await session.send_request(cancel, types.CancelTaskResult)
+        assert cancelled.status == "cancelled"
+
+    run(body)
