@@ -238,6 +238,93 @@ class MessageTooLarge(TrimcpError):
         self.limit = limit
 
 
+class SSEEventTooLarge(MessageTooLarge):
+    """One Server-Sent Event's data, or one of its lines, was over the decoder's limit.
+
+    The decoder has dropped the event (its ``id`` still counts) and carries on after it.
+    ``size`` is the length of the event's lines without line endings.
+    """
+
+
+class ReplayError(TrimcpError):
+    """A ``Last-Event-ID`` cannot be resumed from. Raise a subclass.
+
+    ``last_event_id`` is what the client sent, verbatim; messages quote at most 64 characters
+    of it, since a client may send anything.
+    """
+
+    def __init__(self, message: str, last_event_id: str) -> None:
+        super().__init__(message)
+        self.last_event_id = last_event_id
+
+
+class UnknownEventId(ReplayError):
+    """The event id is malformed, or this session never issued it."""
+
+    def __init__(self, last_event_id: str) -> None:
+        super().__init__(
+            f"event id {last_event_id[:64]!r} was not issued in this session; "
+            "open a new stream instead of resuming",
+            last_event_id,
+        )
+
+
+class EventsLost(ReplayError):
+    """The session issued this event id, but events after it on its stream are gone.
+
+    They fell out of the event store's window (its per-stream bound or its time to live), or
+    the stream was forgotten; replaying what is left would skip messages silently.
+    """
+
+    def __init__(self, last_event_id: str, stream_id: str) -> None:
+        super().__init__(
+            f"events after {last_event_id[:64]!r} on stream {stream_id!r} are no longer "
+            "stored; the stream cannot be resumed",
+            last_event_id,
+        )
+        self.stream_id = stream_id
+
+
+class ConnectFailed(TransportBroken):
+    """Opening a connection to a server failed: unreachable, too slow, or refused.
+
+    ``target`` is what was dialled (a URL); ``problem`` says what went wrong, in words that
+    can be shown to a person as is. The subclasses say when the server itself refused.
+    """
+
+    def __init__(self, target: str, problem: str) -> None:
+        super().__init__(f"could not connect to {target}: {problem}")
+        self.target = target
+        self.problem = problem
+
+
+class HandshakeRejected(ConnectFailed):
+    """The server answered the opening handshake with an HTTP error status.
+
+    ``body`` is the start of the server's explanation (decoded leniently, maybe empty).
+    """
+
+    def __init__(self, target: str, status: int, body: str) -> None:
+        detail = f": {body}" if body else ""
+        super().__init__(target, f"the server refused the handshake with HTTP {status}{detail}")
+        self.status = status
+        self.body = body
+
+
+class SubprotocolRefused(ConnectFailed):
+    """The server accepted the connection but not the subprotocol this side requires."""
+
+    def __init__(self, target: str, required: str, selected: str | None) -> None:
+        chosen = "none" if selected is None else repr(selected)
+        super().__init__(
+            target,
+            f"the server selected subprotocol {chosen}, not {required!r}; "
+            "it does not speak MCP over this endpoint",
+        )
+        self.required = required
+        self.selected = selected
+
+
 # --- the MCP protocol ------------------------------------------------------------------------
 #
 # h11's rule (``h11/_util.py``): code inside the sans-IO core raises ``LocalProtocolError``

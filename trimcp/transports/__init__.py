@@ -8,6 +8,9 @@ and the byte stream under it; it hands the layer above one message at a time thr
 * ``StdioStream`` / ``open_stdio_stream``: newline-delimited JSON over trio byte streams,
   by default the process's own stdin and stdout through trio's non-blocking ``FdStream``
   (no threads), with a bounded line length.
+* ``encode_event`` / ``SSEDecoder``: Server-Sent Events framing, both directions.
+* ``EventStore`` / ``MemoryEventStore``: the events of resumable SSE streams, replayed after
+  a ``Last-Event-ID``.
 * ``memory_stream_pair``: two connected in-memory ends with the same limits and close
   semantics, for tests and ``trimcp.testing``'s in-memory client.
 
@@ -16,8 +19,18 @@ Not here: JSON, JSON-RPC or MCP. Message bytes are never decoded, not even as UT
 reads and writes through a ``MessageStream``. Transports log nothing to stdout, ever.
 """
 
+from ._event_store import EventSender as EventSender
+from ._event_store import EventStore as EventStore
+from ._event_store import EventStoreStatistics as EventStoreStatistics
+from ._event_store import MemoryEventStore as MemoryEventStore
 from ._memory import MemoryMessageStream as MemoryMessageStream
 from ._memory import memory_stream_pair as memory_stream_pair
+from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
+from ._sse import SSEDecoder as SSEDecoder
+from ._sse import SSEDecoderStatistics as SSEDecoderStatistics
+from ._sse import SSEEvent as SSEEvent
+from ._sse import encode_event as encode_event
+from ._sse import keepalive_comment as keepalive_comment
 from ._stdio import DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE
 from ._stdio import StdioStream as StdioStream
 from ._stdio import StdioStreamStatistics as StdioStreamStatistics
@@ -25,11 +38,21 @@ from ._stdio import open_stdio_stream as open_stdio_stream
 from ._stream import MessageStream as MessageStream
 
 __all__ = [
+    "DEFAULT_MAX_EVENT_SIZE",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "EventSender",
+    "EventStore",
+    "EventStoreStatistics",
+    "MemoryEventStore",
     "MemoryMessageStream",
     "MessageStream",
+    "SSEDecoder",
+    "SSEDecoderStatistics",
+    "SSEEvent",
     "StdioStream",
     "StdioStreamStatistics",
+    "encode_event",
+    "keepalive_comment",
     "memory_stream_pair",
     "open_stdio_stream",
 ]
