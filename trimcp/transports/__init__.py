@@ -11,6 +11,10 @@ and the byte stream under it; it hands the layer above one message at a time thr
 * ``encode_event`` / ``SSEDecoder``: Server-Sent Events framing, both directions.
 * ``EventStore`` / ``MemoryEventStore``: the events of resumable SSE streams, replayed after
   a ``Last-Event-ID``.
+* ``WebSocketStream`` / ``open_websocket_stream`` / ``serve_websocket``: MCP over
+  WebSocket (subprotocol ``mcp``, one message per text frame), client and server, and
+  ``AsgiWebSocketStream`` for a WebSocket route of an ASGI server.
+* ``OriginPolicy`` / ``check_headers``: the Host and Origin allowlists (DNS rebinding).
 * ``memory_stream_pair``: two connected in-memory ends with the same limits and close
   semantics, for tests and ``trimcp.testing``'s in-memory client.
 
@@ -19,12 +23,18 @@ Not here: JSON, JSON-RPC or MCP. Message bytes are never decoded, not even as UT
 reads and writes through a ``MessageStream``. Transports log nothing to stdout, ever.
 """
 
+from ._asgi_websocket import AsgiWebSocketStream as AsgiWebSocketStream
+from ._asgi_websocket import accept_asgi_websocket as accept_asgi_websocket
 from ._event_store import EventSender as EventSender
 from ._event_store import EventStore as EventStore
 from ._event_store import EventStoreStatistics as EventStoreStatistics
 from ._event_store import MemoryEventStore as MemoryEventStore
 from ._memory import MemoryMessageStream as MemoryMessageStream
 from ._memory import memory_stream_pair as memory_stream_pair
+from ._origin import LOCALHOST as LOCALHOST
+from ._origin import HeaderProblem as HeaderProblem
+from ._origin import OriginPolicy as OriginPolicy
+from ._origin import check_headers as check_headers
 from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
 from ._sse import SSEDecoder as SSEDecoder
 from ._sse import SSEDecoderStatistics as SSEDecoderStatistics
@@ -36,23 +46,47 @@ from ._stdio import StdioStream as StdioStream
 from ._stdio import StdioStreamStatistics as StdioStreamStatistics
 from ._stdio import open_stdio_stream as open_stdio_stream
 from ._stream import MessageStream as MessageStream
+from ._websocket import WebSocketStream as WebSocketStream
+from ._websocket_client import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
+from ._websocket_client import open_websocket_stream as open_websocket_stream
+from ._websocket_server import DEFAULT_PATH as DEFAULT_WEBSOCKET_PATH
+from ._websocket_server import WebSocketServerInfo as WebSocketServerInfo
+from ._websocket_server import WebSocketServerOptions as WebSocketServerOptions
+from ._websocket_server import serve_websocket as serve_websocket
+from ._ws_protocol import SUBPROTOCOL as WEBSOCKET_SUBPROTOCOL
+from ._ws_protocol import CloseCode as CloseCode
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_MAX_EVENT_SIZE",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_WEBSOCKET_PATH",
+    "LOCALHOST",
+    "WEBSOCKET_SUBPROTOCOL",
+    "AsgiWebSocketStream",
+    "CloseCode",
     "EventSender",
     "EventStore",
     "EventStoreStatistics",
+    "HeaderProblem",
     "MemoryEventStore",
     "MemoryMessageStream",
     "MessageStream",
+    "OriginPolicy",
     "SSEDecoder",
     "SSEDecoderStatistics",
     "SSEEvent",
     "StdioStream",
     "StdioStreamStatistics",
+    "WebSocketServerInfo",
+    "WebSocketServerOptions",
+    "WebSocketStream",
+    "accept_asgi_websocket",
+    "check_headers",
     "encode_event",
     "keepalive_comment",
     "memory_stream_pair",
     "open_stdio_stream",
+    "open_websocket_stream",
+    "serve_websocket",
 ]

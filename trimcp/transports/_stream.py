@@ -26,6 +26,8 @@ class MessageStream(Protocol):
       ``TransportBroken``. A message over the size limit raises ``MessageTooLarge`` *after*
       the stream has discarded it, and the next call returns the following message: an
       oversized message never costs more memory than the limit and never ends the stream.
+      (WebSocket is the exception: RFC 6455 ends the connection with 1009, so there the
+      error is raised once and the stream is then broken.)
     * ``send_message`` writes one message with its framing; ``send_messages`` writes several
       in order, in as few writes as the transport allows (the session batches replies that
       are ready together). Only one task sends at a time (the session's writer); receiving
