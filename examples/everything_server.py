@@ -5,8 +5,11 @@ Try it:  python examples/everything_server.py --transport stdio
 then type (one JSON object per line) an ``initialize`` request, ``notifications/initialized``
 and e.g. ``{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo",
 "arguments": {"text": "hi"}}}``; or point any MCP client (the official SDKs, the
-conformance suite's server scenarios) at the command. Only ``--transport stdio`` works so
-far. Protocol messages go to stdout, logs to stderr.
+conformance suite's server scenarios) at the command. Over HTTP:
+``python examples/everything_server.py --transport http --port 8000`` serves
+``http://127.0.0.1:8000/mcp`` (and WebSocket at ``ws://127.0.0.1:8000/mcp/ws``);
+``--transport ws`` serves only WebSocket, at ``ws://127.0.0.1:8000/mcp/ws``. Protocol
+messages go to stdout, logs to stderr.
 
 Besides the conformance fixtures (the ``test_*`` tools and prompts, the ``test://``
 resources, described in the block before them) it has: ``echo`` (annotated), ``add``
@@ -20,6 +23,7 @@ subscribers of ``test://watched-resource``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import io
 import json
@@ -209,8 +213,14 @@ def add_behaviour_tools(server: MCPServer) -> None:
         raise ToolError("This tool intentionally returns an error for testing")
 
     @server.tool()
-    def test_reconnection() -> str:
-        """Over HTTP, close the SSE stream mid-call (SEP-1699); over stdio, just answer."""
+    async def test_reconnection(ctx: Context) -> str:
+        """Over HTTP, close the SSE stream mid-call (SEP-1699); over stdio, just answer.
+
+        The client resumes with ``Last-Event-ID`` after the ``retry`` delay and gets this
+        result from the event store.
+        """
+        if ctx.close_sse_stream():
+            await trio.sleep(0.1)  # answer after the client has seen the connection close
         return "Reconnection test completed successfully"
 
     @server.tool(
@@ -463,13 +473,18 @@ def build_server() -> MCPServer:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=["stdio", "http", "ws"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP/WebSocket address")
+    parser.add_argument("--port", type=int, default=8000, help="HTTP/WebSocket port")
     args = parser.parse_args(argv)
-    if args.transport != "stdio":
-        parser.error(f"--transport {args.transport} is not available yet; use --transport stdio")
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
     handler = build_server()
+    if args.transport != "stdio":
+        serve = handler.serve_http if args.transport == "http" else handler.serve_websocket
+        with contextlib.suppress(KeyboardInterrupt):
+            trio.run(functools.partial(serve, host=args.host, port=args.port))
+        return
     trio.run(functools.partial(serve_stdio, handler, options=handler.session_options))
 
 

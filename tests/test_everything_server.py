@@ -11,17 +11,19 @@ import base64
 import functools
 import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import jsonschema
 import pytest
+import trio
 
 from trimcp.errors import JsonRpcError
 from trimcp.protocol import ClientCapabilities, JsonObject
 from trimcp.testing import InMemoryClient, open_in_memory_client
+from trimcp.transports import open_websocket_stream
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -619,14 +621,50 @@ async def test_ping() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("transport", ["http", "ws"])
-def test_other_transports_are_not_available_yet(transport: str) -> None:
-    result = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--transport", transport],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert result.returncode == 2
-    assert f"--transport {transport} is not available yet" in result.stderr
-    assert result.stdout == ""
+async def test_network_transports_serve(transport: str, tmp_path: Path) -> None:
+    """``--transport http|ws --port 0`` logs its URL and answers initialize there."""
+    log = tmp_path / "server.log"
+    command = [sys.executable, str(EXAMPLE), "--transport", transport, "--port", "0"]
+    with log.open("w") as errors:
+        process = await trio.lowlevel.open_process(command, stderr=errors)
+    try:
+        url = await _logged_url(
+            log, "Streamable HTTP at " if transport == "http" else "WebSocket at "
+        )
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "cli-test", "version": "1"},
+            },
+        }
+        if transport == "http":
+            async with httpx.AsyncClient() as http:
+                response = await http.post(
+                    url,
+                    json=initialize,
+                    headers={"accept": "application/json, text/event-stream"},
+                )
+            assert response.status_code == 200
+            assert "mcp-session-id" in response.headers
+            answer = response.json()
+        else:
+            async with open_websocket_stream(url) as stream:
+                await stream.send_message(json.dumps(initialize).encode())
+                answer = json.loads(await stream.receive_message())
+        assert answer["result"]["serverInfo"]["name"] == "trimcp-everything"
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+async def _logged_url(log: Path, marker: str) -> str:
+    with trio.fail_after(15):
+        while True:
+            for line in (await trio.Path(log).read_text()).splitlines():
+                if marker in line:
+                    return line.rsplit(" ", 1)[-1]
+            await trio.sleep(0.02)

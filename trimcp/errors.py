@@ -447,3 +447,11 @@ class UrlElicitationRequired(JsonRpcError):
     ) -> None:
         super().__init__(self.CODE, message, {"elicitations": list(elicitations)})
         self.elicitations = tuple(elicitations)
+
+
+class SessionLimitReached(TrimcpError):
+    """Every one of a listener's ``max_sessions`` sessions is busy; no new one can start now.
+
+    Idle sessions are evicted to make room first, so this means real load: the HTTP endpoint
+    answers ``initialize`` with 503 and this message.
+    """

@@ -1,14 +1,18 @@
-"""The official MCP Python SDK (``mcp``, test-only) drives the everything server over stdio.
+"""The official MCP Python SDK (``mcp``, test-only) drives the everything server.
 
-The server runs as a subprocess (``python examples/everything_server.py --transport
-stdio``); the SDK client is anyio-based and runs under trio here. Each test starts and
-stops its own server process (``stdio_client`` closes stdin, then terminates the process).
+Every test runs twice: over stdio (the SDK starts ``python examples/everything_server.py
+--transport stdio`` and talks to its stdin/stdout) and over Streamable HTTP (the server
+listens on 127.0.0.1 and a free port; the SDK's ``streamable_http_client`` connects). The
+SDK client is anyio-based and runs under trio here. Each test starts and stops its own
+server process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +21,21 @@ import mcp_types as types
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
-    from typing import TextIO
 
     from mcp.client.session import ClientRequestContext
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+PARAMS_HTTP = [
+    sys.executable,
+    str(ROOT / "examples" / "everything_server.py"),
+    "--transport",
+    "http",
+]
 PARAMS = StdioServerParameters(
     command=sys.executable,
     args=[str(ROOT / "examples" / "everything_server.py"), "--transport", "stdio"],
@@ -34,6 +44,20 @@ PARAMS = StdioServerParameters(
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.parametrize(
+        "transport",
+        [
+            "stdio",
+            # The SDK's HTTP client leaves its own httpx2 response generators to the garbage
+            # collector when it closes; trio reports them as unraisable ResourceWarnings.
+            pytest.param(
+                "http",
+                marks=pytest.mark.filterwarnings(
+                    "ignore::pytest.PytestUnraisableExceptionWarning"
+                ),
+            ),
+        ],
+    ),
     # mcp 2.3.0 deprecates logging, subscriptions and roots for its 2026-07-28 protocol;
     # they are current features of 2025-11-25, which these tests speak (mode="legacy").
     pytest.mark.filterwarnings(
@@ -49,18 +73,55 @@ pytestmark = [
 
 
 def run(
-    test: Callable[[Client], Awaitable[None]], errlog: TextIO | None = None, **options: Any
+    transport: str,
+    test: Callable[[Client], Awaitable[None]],
+    errlog: Path | None = None,
+    **options: Any,
 ) -> None:
-    """Connect an SDK client to a fresh server process, run ``test``, stop the process."""
+    """Connect an SDK client to a fresh server process, run ``test``, stop the process.
 
-    async def main() -> None:
-        transport = stdio_client(PARAMS, errlog=errlog or sys.stderr)
-        options.setdefault("mode", "legacy")
-        async with Client(transport, read_timeout_seconds=10, **options) as client:
-            with anyio.fail_after(20):
-                await test(client)
+    ``transport`` is ``stdio`` (the SDK starts the process) or ``http`` (the server listens
+    on 127.0.0.1 and a free port, and the SDK's Streamable HTTP client connects to it).
+    ``errlog`` receives the server's stderr.
+    """
+    options.setdefault("mode", "legacy")
 
-    anyio.run(main, backend="trio")
+    async def over_stdio() -> None:
+        with contextlib.ExitStack() as files:
+            log = files.enter_context(errlog.open("w")) if errlog else sys.stderr
+            transport_cm = stdio_client(PARAMS, errlog=log)
+            async with Client(transport_cm, read_timeout_seconds=10, **options) as client:
+                with anyio.fail_after(20):
+                    await test(client)
+
+    async def over_http() -> None:
+        with contextlib.ExitStack() as files:
+            log_path = errlog or Path(files.enter_context(tempfile.TemporaryDirectory())) / "log"
+            log = files.enter_context(log_path.open("w"))
+            command = [*PARAMS_HTTP, "--port", "0"]
+            process = await anyio.open_process(command, stderr=log, cwd=ROOT)
+            try:
+                url = await _listening_url(log_path)
+                async with Client(
+                    streamable_http_client(url), read_timeout_seconds=10, **options
+                ) as client:
+                    with anyio.fail_after(20):
+                        await test(client)
+            finally:
+                process.terminate()
+                await process.wait()
+
+    anyio.run(over_stdio if transport == "stdio" else over_http, backend="trio")
+
+
+async def _listening_url(log: Path) -> str:
+    """Wait (up to 10 s) for the server's "MCP over Streamable HTTP at <url>" log line."""
+    with anyio.fail_after(10):
+        while True:
+            for line in (await anyio.Path(log).read_text()).splitlines():
+                if "Streamable HTTP at " in line:
+                    return line.rsplit(" ", 1)[-1]
+            await anyio.sleep(0.02)
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -69,7 +130,7 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
-def test_initialize_and_tools() -> None:
+def test_initialize_and_tools(transport: str) -> None:
     async def body(client: Client) -> None:
         assert client.protocol_version == "2025-11-25"
         assert client.server_info is not None
@@ -114,18 +175,18 @@ def test_initialize_and_tools() -> None:
         assert isinstance(audio, types.AudioContent)
         assert audio.mime_type == "audio/wav"
 
-    run(body)
+    run(transport, body)
 
 
-def test_auto_mode_falls_back_to_initialize() -> None:
+def test_auto_mode_falls_back_to_initialize(transport: str) -> None:
     async def body(client: Client) -> None:
         assert client.protocol_version == "2025-11-25"
         assert text_of(await client.call_tool("echo", {"text": "auto"})) == "auto"
 
-    run(body, mode="auto")
+    run(transport, body, mode="auto")
 
 
-def test_resources_and_subscription() -> None:
+def test_resources_and_subscription(transport: str) -> None:
     updated: list[str] = []
     arrived = anyio.Event()
 
@@ -172,10 +233,10 @@ def test_resources_and_subscription() -> None:
         result = await client.call_tool("update_watched_resource", {})
         assert "0 subscriber(s)" in text_of(result)
 
-    run(body, message_handler=on_message)
+    run(transport, body, message_handler=on_message)
 
 
-def test_prompts_and_completion() -> None:
+def test_prompts_and_completion(transport: str) -> None:
     async def body(client: Client) -> None:
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert set(prompts) == {
@@ -211,10 +272,10 @@ def test_prompts_and_completion() -> None:
             await client.complete(template, {"name": "id", "value": "12"})
         ).completion.values == ["123"]
 
-    run(body)
+    run(transport, body)
 
 
-def test_logging_and_progress() -> None:
+def test_logging_and_progress(transport: str) -> None:
     logs: list[types.LoggingMessageNotificationParams] = []
     progress: list[tuple[float, float | None]] = []
 
@@ -231,7 +292,7 @@ def test_logging_and_progress() -> None:
         await client.set_logging_level("error")
         await client.call_tool("test_tool_with_logging", {})
 
-    run(body, logging_callback=on_log)
+    run(transport, body, logging_callback=on_log)
     assert [(log.level, log.data) for log in logs] == [
         ("info", "Tool execution started"),
         ("info", "Tool processing data"),
@@ -240,7 +301,7 @@ def test_logging_and_progress() -> None:
     assert progress == [(0, 100), (50, 100), (100, 100)]
 
 
-def test_cancellation(tmp_path: Path) -> None:
+def test_cancellation(transport: str, tmp_path: Path) -> None:
     log = tmp_path / "server.log"
 
     async def body(client: Client) -> None:
@@ -256,11 +317,10 @@ def test_cancellation(tmp_path: Path) -> None:
         assert "sleep cancelled after" in log.read_text()
         assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
-    with log.open("w") as errlog:
-        run(body, errlog=errlog)
+    run(transport, body, errlog=log)
 
 
-def test_sampling_elicitation_and_roots() -> None:
+def test_sampling_elicitation_and_roots(transport: str) -> None:
     sampled: list[types.CreateMessageRequestParams] = []
     elicited: list[types.ElicitRequestParams] = []
 
@@ -305,6 +365,7 @@ def test_sampling_elicitation_and_roots() -> None:
         assert json.loads(text_of(listed)) == [{"uri": "file:///srv/project", "name": "project"}]
 
     run(
+        transport,
         body,
         sampling_callback=sampling,
         elicitation_callback=elicitation,
@@ -319,7 +380,7 @@ def test_sampling_elicitation_and_roots() -> None:
     ]
 
 
-def test_task_augmented_call() -> None:
+def test_task_augmented_call(transport: str) -> None:
     async def body(client: Client) -> None:
         capabilities = client.server_capabilities
         assert capabilities.tasks is not None
@@ -355,4 +416,4 @@ def test_task_augmented_call() -> None:
         cancelled = await session.send_request(cancel, types.CancelTaskResult)
         assert cancelled.status == "cancelled"
 
-    run(body)
+    run(transport, body)

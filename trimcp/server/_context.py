@@ -84,6 +84,15 @@ class Context(ContextMarker):
         """True once the client cancelled this request (the call is being cancelled)."""
         return self._request.cancelled
 
+    def close_sse_stream(self) -> bool:
+        """Over Streamable HTTP, close this call's SSE connection but not its stream.
+
+        The client reconnects after the ``retry`` delay with ``Last-Event-ID`` and gets the
+        rest, the result included (2025-11-25 polling, for long calls). False elsewhere.
+        """
+        request = self._request
+        return False if isinstance(request, TaskRequest) else request.close_sse_stream()
+
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> bool:

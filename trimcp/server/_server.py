@@ -17,6 +17,7 @@ versions never see it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import typing
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import trio
 
+from trimcp.http import serve_http
 from trimcp.protocol import Implementation, ServerCapabilities
 from trimcp.server._broadcast import SessionSet
 from trimcp.server._catalog import Catalog
@@ -35,14 +37,17 @@ from trimcp.server._prompts import PromptEntry, PromptOptions
 from trimcp.server._resources import ResourceEntry, ResourceOptions
 from trimcp.server._tasks import TaskPolicy, TaskStore
 from trimcp.server._tools import ToolEntry, ToolOptions
-from trimcp.sessions import SessionOptions, serve_stdio
+from trimcp.sessions import SessionOptions, serve_session, serve_stdio
+from trimcp.transports import serve_websocket as transports_serve_websocket
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from trimcp.http import HttpListener, ListenerSettings
     from trimcp.protocol import JsonObject, Notification, Request
     from trimcp.server._completion import CompletionHandler
     from trimcp.sessions import RequestContext, SessionHandle
+    from trimcp.transports import WebSocketServerInfo, WebSocketStream
 
 __all__ = ["MCPServer", "ServerOptions"]
 
@@ -360,6 +365,55 @@ class MCPServer:
     async def serve_stdio(self) -> None:
         """Serve one session over stdin/stdout until stdin ends (``sessions.serve_stdio``)."""
         await serve_stdio(self, options=self.session_options)
+
+    async def serve_http(
+        self,
+        *,
+        task_status: trio.TaskStatus[HttpListener] = trio.TASK_STATUS_IGNORED,
+        **settings: Unpack[ListenerSettings],
+    ) -> None:
+        """Serve over Streamable HTTP until cancelled (``trimcp.http.serve_http``).
+
+        Listens on 127.0.0.1 and a free port unless ``host``/``port`` say otherwise; the
+        endpoint is ``/mcp``. ``await nursery.start(server.serve_http)`` returns the listener
+        (its URLs and session manager).
+        """
+        await serve_http(self, task_status=task_status, **settings)
+
+    async def serve_websocket(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        task_status: trio.TaskStatus[WebSocketServerInfo] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve MCP over WebSocket on its own port (``ws://host:port/mcp/ws``) until cancelled.
+
+        One session per connection, each under its own supervisor. (The HTTP listener also
+        serves WebSocket at ``/mcp/ws`` on its port.)
+        """
+        options = self.session_options
+
+        async def on_stream(stream: WebSocketStream) -> None:
+            await serve_session(self, stream, options=options)
+
+        await transports_serve_websocket(
+            on_stream,
+            host=host,
+            port=port,
+            task_status=task_status,
+            max_message_size=options.max_message_size,
+        )
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **settings: object) -> None:
+        """Run ``serve_http`` in a new trio loop until interrupted; log to stderr.
+
+        Only loopback by default: see the README before binding other addresses.
+        """
+        if not logging.getLogger().handlers:
+            logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+        chosen = typing.cast("ListenerSettings", {**settings, "host": host, "port": port})
+        trio.run(functools.partial(self.serve_http, **chosen))
 
     def run_stdio(self) -> None:
         """Run ``serve_stdio`` in a new trio loop; log to stderr if logging is unconfigured.

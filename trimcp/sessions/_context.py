@@ -180,6 +180,17 @@ class RequestContext:
         await self._session.write(data)
         return bool(data)
 
+    def close_sse_stream(self) -> bool:
+        """Close the HTTP connection this request's answer streams on, keeping the stream.
+
+        Streamable HTTP (2025-11-25) lets a server close an SSE *connection* without ending
+        the *stream*: the client waits ``retry`` ms and resumes with ``Last-Event-ID``,
+        getting whatever was sent meanwhile (long-running calls, polling). Returns False
+        where there is no such connection (stdio, WebSocket, JSON answers).
+        """
+        closer = getattr(self._session._stream, "close_request_stream", None)
+        return bool(closer(self.request_id)) if callable(closer) else False
+
     def keep_progress(self) -> ProgressReporter | None:
         """Keep this request's progress token for after its response (a task's progress).
 

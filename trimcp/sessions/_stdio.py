@@ -1,4 +1,4 @@
-"""``serve_stdio``: one MCP session over this process's stdin and stdout, supervised."""
+"""``serve_stdio`` / ``serve_session``: one MCP session over stdio (or any stream), supervised."""
 
 from __future__ import annotations
 
@@ -40,3 +40,13 @@ async def serve_stdio(
     spec = ChildSpec.for_actor("stdio-session", build, restart="temporary", significant=True)
     async with open_supervisor([spec], auto_shutdown="any_significant") as supervisor:
         await supervisor.wait_exited()
+
+
+async def serve_session(
+    handler: RequestHandler,
+    stream: MessageStream,
+    *,
+    options: SessionOptions | None = None,
+) -> None:
+    """Serve one session on ``stream`` (any transport) until it ends; see ``serve_stdio``."""
+    await serve_stdio(handler, options=options, stream=stream)

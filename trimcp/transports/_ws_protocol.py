@@ -77,6 +77,7 @@ class CloseCode(enum.IntEnum):
     POLICY_VIOLATION = 1008
     MESSAGE_TOO_BIG = 1009
     INTERNAL_ERROR = 1011
+    TRY_AGAIN_LATER = 1013
 
 
 def describe_close(code: int | None, reason: str | None) -> str:

@@ -1,0 +1,269 @@
+"""The Streamable HTTP endpoint against a real hypercorn server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+import pytest
+import trio
+
+from trimcp.http import HttpOptions
+from trimcp.sessions import SessionLimits
+from trimcp.transports import SSEDecoder, SSEEvent
+
+from ._client import ACCEPT_BOTH, INITIALIZE, build_server, handshake, post, read_answer, running
+
+
+def call(request_id: int, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+async def test_session_over_sse() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        first = await post(client, listener.url, INITIALIZE)
+        assert first.status == 200
+        assert first.headers["content-type"] == "application/json"
+        session = first.headers["mcp-session-id"]
+        assert all("!" <= c <= "~" for c in session)
+        assert len(session) >= 32
+        assert first.message["result"]["protocolVersion"] == "2025-11-25"
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await post(client, listener.url, note, session=session)).status == 202
+        listed = await post(
+            client,
+            listener.url,
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            session=session,
+        )
+        assert listed.status == 200
+        assert listed.headers["content-type"].startswith("text/event-stream")
+        # 2025-11-25: a priming event (an id, empty data) with retry comes first.
+        priming = listed.events[0]
+        assert priming.id
+        assert priming.data == ""
+        assert priming.retry == 1000
+        assert [t["name"] for t in listed.message["result"]["tools"]] == ["echo", "slow"]
+        echoed = await post(client, listener.url, call(2, "echo", {"text": "hi"}), session=session)
+        assert echoed.message["result"]["content"] == [{"type": "text", "text": "hi"}]
+        ping = await post(
+            client, listener.url, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, session=session
+        )
+        assert ping.message == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+async def test_json_response_mode() -> None:
+    async with (
+        running(options=HttpOptions(json_response=True)) as listener,
+        httpx.AsyncClient() as client,
+    ):
+        session = await handshake(client, listener.url)
+        echoed = await post(client, listener.url, call(1, "echo", {"text": "x"}), session=session)
+        assert echoed.headers["content-type"] == "application/json"
+        assert echoed.message["result"]["content"] == [{"type": "text", "text": "x"}]
+
+
+async def test_delete_ends_the_session() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        headers = {"mcp-session-id": session}
+        deleted = await client.delete(listener.url, headers=headers)
+        assert deleted.status_code == 200
+        after = await post(client, listener.url, call(1, "echo", {"text": "x"}), session=session)
+        assert after.status == 404
+        assert "initialize a new session" in after.message["error"]["message"]
+        assert (await client.delete(listener.url, headers=headers)).status_code == 404
+        assert len(listener.manager.table) == 0
+
+
+async def test_refusals_have_the_right_status_and_create_nothing() -> None:
+    async with (
+        running(options=HttpOptions(max_body_size=1024)) as listener,
+        httpx.AsyncClient() as client,
+    ):
+        url = listener.url
+        session = await handshake(client, url)
+        ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+        cases: list[tuple[int, int | None, dict[str, object]]] = [
+            (400, None, {"body": ping}),  # no session id
+            (404, None, {"body": ping, "session": "no-such-session"}),
+            (
+                400,
+                None,
+                {
+                    "body": ping,
+                    "session": session,
+                    "headers": {"mcp-protocol-version": "1999-01-01"},
+                },
+            ),
+            (
+                406,
+                None,
+                {"body": ping, "session": session, "headers": {"accept": "application/json"}},
+            ),
+            (
+                415,
+                None,
+                {"body": ping, "session": session, "headers": {"content-type": "text/plain"}},
+            ),
+            (413, None, {"body": {**INITIALIZE, "pad": "x" * 2000}}),
+            (400, -32700, {"body": b"{not json"}),
+            (400, -32600, {"body": []}),
+            (
+                400,
+                -32600,
+                {"body": {"jsonrpc": "2.0", "id": None, "method": "ping"}, "session": session},
+            ),
+            (403, None, {"body": INITIALIZE, "headers": {"origin": "https://evil.example"}}),
+            (421, None, {"body": INITIALIZE, "headers": {"host": "evil.example"}}),
+        ]
+        for status, code, request in cases:
+            answer = await post(client, url, **request)  # type: ignore[arg-type]
+            assert answer.status == status, (request, answer.messages)
+            error = answer.messages[0]["error"]
+            assert error["message"]
+            assert "id" in answer.messages[0]
+            if code is not None:
+                assert error["code"] == code
+        put = await client.put(url, content=b"{}", headers={"content-type": "application/json"})
+        assert put.status_code == 405
+        assert put.headers["allow"] == "GET, POST, DELETE"
+        elsewhere = await client.post(url.replace("/mcp", "/other"), content=b"{}")
+        assert elsewhere.status_code == 404
+        # Only the handshake's session exists: no refused request made one.
+        assert len(listener.manager.table) == 1
+        still = await post(client, url, ping, session=session)
+        assert still.message == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+async def test_requests_before_initialized_notification_and_wrong_phase() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        again = await post(client, listener.url, {**INITIALIZE, "id": 5})
+        # A second initialize makes a second session, not an error in the first.
+        assert again.status == 200
+        assert again.headers["mcp-session-id"] != session
+        unknown = await post(
+            client,
+            listener.url,
+            {"jsonrpc": "2.0", "id": 6, "method": "nope/nope"},
+            session=session,
+        )
+        assert unknown.message["error"]["code"] == -32601
+
+
+async def test_get_stream_carries_list_changed() -> None:
+    server = build_server()
+    async with running(server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+        }
+        events: list[SSEEvent] = []
+        primed, changed = trio.Event(), trio.Event()
+
+        async def read_stream() -> None:
+            decoder = SSEDecoder()
+            async with client.stream("GET", listener.url, headers=headers) as response:
+                assert response.status_code == 200
+                async for chunk in response.aiter_bytes():
+                    events.extend(decoder.feed(chunk))
+                    if events:
+                        primed.set()
+                    if any(e.data for e in events):
+                        changed.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_stream)
+            with trio.fail_after(5):
+                await primed.wait()
+            second = await client.get(listener.url, headers=headers)
+            assert second.status_code == 409
+            server.add_tool(lambda: "new", "added")
+            with trio.fail_after(5):
+                await changed.wait()
+            # Ending the session ends its GET stream, and the reader with it.
+            await client.delete(listener.url, headers={"mcp-session-id": session})
+        assert events[0].data == ""  # priming
+        (message,) = [orjson.loads(e.data) for e in events if e.data]
+        assert message["method"] == "notifications/tools/list_changed"
+
+
+async def test_session_limit_evicts_idle_sessions() -> None:
+    async with (
+        running(limits=SessionLimits(max_sessions=3)) as listener,
+        httpx.AsyncClient() as client,
+    ):
+        sessions = [await handshake(client, listener.url) for _ in range(5)]
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        statuses = [(await post(client, listener.url, ping, session=s)).status for s in sessions]
+        assert statuses == [404, 404, 200, 200, 200]
+
+
+async def _post_and_hang_up(url: str, session: str, body: bytes) -> str:
+    """POST over a raw socket, read up to the priming event, hang up; return its id."""
+    host, port = url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    request = (
+        f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\n"
+        f"accept: {ACCEPT_BOTH}\r\ncontent-type: application/json\r\n"
+        f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-11-25\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    stream = await trio.open_tcp_stream(host, int(port))
+    async with stream:
+        await stream.send_all(request)
+        received = b""
+        while b"\n\n" not in received.partition(b"\r\n\r\n")[2]:
+            received += await stream.receive_some()
+    head, _, rest = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    chunk_body = rest.split(b"\r\n", 1)[1]  # chunked encoding: size line, then data
+    decoder = SSEDecoder()
+    decoder.feed(chunk_body)
+    return decoder.last_event_id
+
+
+async def test_a_disconnect_is_not_a_cancellation_and_the_stream_resumes() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        body = orjson.dumps(call(7, "slow", {"seconds": 0.3}))
+        last = await _post_and_hang_up(listener.url, session, body)
+        assert last
+        resume = {
+            "accept": "text/event-stream",
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+            "last-event-id": last,
+        }
+        async with client.stream("GET", listener.url, headers=resume) as response:
+            assert response.status_code == 200
+            answer = await read_answer(response)
+        (message,) = answer.messages
+        assert message["id"] == 7
+        assert message["result"]["content"] == [{"type": "text", "text": "done"}]
+        bad = await client.get(listener.url, headers={**resume, "last-event-id": "s99-1"})
+        assert bad.status_code == 400
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])
+async def test_older_versions(version: str) -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        init = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}  # type: ignore[dict-item]
+        first = await post(client, listener.url, init)
+        session = first.headers["mcp-session-id"]
+        assert first.message["result"]["protocolVersion"] == version
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await post(
+            client, listener.url, note, session=session, headers={"mcp-protocol-version": version}
+        )
+        listed = await post(
+            client,
+            listener.url,
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            session=session,
+            headers={"mcp-protocol-version": version},
+        )
+        assert listed.events[0].data != ""  # no priming event before 2025-11-25
+        assert listed.message["result"]["tools"]

@@ -1,0 +1,481 @@
+"""The MCP endpoint as a thin ASGI callable (hypercorn's trio worker runs it).
+
+``McpHttpApp`` answers POST, GET and DELETE on ``HttpOptions.path`` per MCP 2025-11-25,
+Transports > Streamable HTTP (CHECKLIST §7.2), and MCP over WebSocket on
+``HttpOptions.websocket_path``. It stays a plain ASGI callable rather than a framework route:
+hypercorn already costs most of a request's time, and every layer on top shows in the
+throughput (ARCHITECTURE.md, performance budget).
+
+Order of checks for every request, so a refused request never creates a session or touches
+one: path (404), Host/Origin (421/403, DNS-rebinding protection), method (405), headers
+(406/415), body size (413), body outline (400), session id (400/404), protocol version (400).
+"""
+
+from __future__ import annotations
+
+import logging
+import typing
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import trio
+
+from trimcp.errors import EventsLost, SessionLimitReached, TransportClosed, UnknownEventId
+from trimcp.http._body import read_post_body
+from trimcp.http._checks import (
+    Headers,
+    HttpRefusal,
+    check_accept_for_get,
+    check_accept_for_post,
+    check_content_type,
+    check_protocol_version,
+    check_session_id,
+    new_session_id,
+)
+from trimcp.http._stream import HttpSessionStream, ResponseStream
+from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode
+from trimcp.transports import (
+    CloseCode,
+    OriginPolicy,
+    accept_asgi_websocket,
+    check_headers,
+    encode_event,
+    keepalive_comment,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+
+    from trimcp.errors import MessageTooLarge
+    from trimcp.http._options import HttpOptions
+    from trimcp.sessions import SessionManager, SessionRecord
+    from trimcp.transports import AsgiWebSocketStream, EventStore
+
+    Scope = MutableMapping[str, Any]
+    Message = MutableMapping[str, Any]
+    Receive = Callable[[], Awaitable[Message]]
+    Send = Callable[[Message], Awaitable[None]]
+
+__all__ = ["McpHttpApp"]
+
+logger = logging.getLogger(__name__)
+
+_SESSION_HEADER = b"mcp-session-id"
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+_JSON = [(b"content-type", b"application/json")]
+# Most events joined into one write when a stream has a backlog.
+_EVENT_BATCH = 64
+
+
+def _priming_versions(version: str) -> bool:
+    # 2025-11-25 added the priming event and retry polling; older clients may not expect
+    # an event without data.
+    return version >= "2025-11-25"
+
+
+@typing.final
+class McpHttpApp:
+    """The ASGI application of one MCP server's HTTP listener."""
+
+    def __init__(
+        self,
+        manager: SessionManager,
+        options: HttpOptions,
+        store: EventStore | None,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    ) -> None:
+        self._manager = manager
+        self._table = manager.table
+        self._options = options
+        self._store = store
+        self._policy = OriginPolicy(
+            allowed_hosts=options.allowed_hosts,
+            allowed_origins=options.allowed_origins,
+            hosts_setting="http.allowed_hosts",
+            origins_setting="http.allowed_origins",
+        )
+        self._max_message_size = max_message_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "websocket":
+            if scope["path"] == self._options.websocket_path:
+                await self._websocket(scope, receive, send)
+            else:
+                await send({"type": "websocket.close", "code": 1008})
+        elif kind == "lifespan":
+            await _lifespan(receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] != self._options.path:
+            await _plain(
+                send, 404, b"Not Found: the MCP endpoint is " + self._options.path.encode()
+            )
+            return
+        problem = check_headers(self._policy, scope["headers"])
+        if problem is not None:
+            logger.warning("refused an HTTP request: %s", problem.message)
+            refusal = HttpRefusal(problem.status, problem.message)
+            await _refuse(send, refusal)
+            return
+        method = scope["method"]
+        headers = Headers(scope["headers"])
+        try:
+            if method == "POST":
+                await self._post(headers, receive, send)
+            elif method == "GET":
+                await self._get(headers, receive, send)
+            elif method == "DELETE":
+                await self._delete(headers, send)
+            else:
+                raise HttpRefusal(
+                    405,
+                    f"Method Not Allowed: the MCP endpoint takes POST, GET and DELETE, "
+                    f"not {method}",
+                    headers=((b"allow", b"GET, POST, DELETE"),),
+                )
+        except HttpRefusal as refusal:
+            await _refuse(send, refusal)
+
+    # --- WebSocket -------------------------------------------------------------------------
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """MCP over WebSocket: one session per connection, under the session manager."""
+        stream = await accept_asgi_websocket(
+            scope, receive, send, policy=self._policy, max_message_size=self._max_message_size
+        )
+        if stream is None:
+            return
+        try:
+            record = await self._manager.create_session(new_session_id(), _Connected(stream))
+        except SessionLimitReached as exc:
+            await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=str(exc)[:120])
+            return
+        await record.ref.wait_exited()
+        await stream.aclose()
+
+    # --- POST ------------------------------------------------------------------------------
+
+    async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
+        check_accept_for_post(headers.get("accept"))
+        check_content_type(headers.get("content-type"))
+        body = await _read_body(headers, receive, self._options.max_body_size)
+        outline = read_post_body(body)
+        if outline.initialize:
+            await self._initialize(body, outline.request_ids, send)
+            return
+        record = self._session(headers)
+        stream = typing.cast("HttpSessionStream", record.stream)
+        version = check_protocol_version(
+            headers.get("mcp-protocol-version"), stream.protocol_version
+        )
+        if not outline.request_ids:
+            await self._feed(stream, body)
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        for request_id in outline.request_ids:
+            if stream.in_flight(request_id):
+                raise HttpRefusal(
+                    400,
+                    f"Invalid Request: request id {request_id!r} is already in flight in this "
+                    "session; use a new id",
+                )
+        response = await stream.open_post(outline.request_ids, outline.progress_tokens)
+        live = response.attach()
+        try:
+            await self._feed(stream, body)
+        except HttpRefusal:
+            stream.forget_requests(outline.request_ids)
+            raise
+        if self._options.json_response:
+            await self._answer_json(live, outline.batch, send, extra=[])
+        else:
+            shown = stream.protocol_version or version
+            await self._stream_sse(response, live, receive, send, shown, replay=())
+
+    async def _initialize(self, body: bytes, request_ids: tuple[object, ...], send: Send) -> None:
+        session_id = new_session_id()
+        stream = HttpSessionStream(session_id, self._store)
+        try:
+            await self._manager.create_session(session_id, stream)
+        except SessionLimitReached as exc:
+            raise HttpRefusal(
+                503, f"Service Unavailable: {exc}", code=ErrorCode.INTERNAL_ERROR
+            ) from None
+        response = await stream.open_post(request_ids)  # type: ignore[arg-type]
+        live = response.attach()
+        await self._feed(stream, body)
+        answers = await _collect(live)
+        result = orjson.loads(answers[0]) if answers else None
+        extra: list[tuple[bytes, bytes]] = []
+        if not isinstance(result, dict) or not isinstance(result.get("result"), dict):
+            # A refused initialize leaves no session behind.
+            await self._manager.end_session(session_id, "initialize failed")
+        else:
+            version = result["result"].get("protocolVersion")
+            stream.protocol_version = version if isinstance(version, str) else None
+            extra.append((_SESSION_HEADER, session_id.encode("ascii")))
+        await _send_json(send, answers[0] if answers else b"", extra)
+
+    async def _feed(self, stream: HttpSessionStream, body: bytes) -> None:
+        try:
+            await stream.feed(body)
+        except TransportClosed:
+            raise HttpRefusal(
+                404, "Not Found: the session has ended; initialize a new session"
+            ) from None
+
+    def _session(self, headers: Headers) -> SessionRecord:
+        session_id = check_session_id(headers.get("mcp-session-id"))
+        record = self._table.lookup(session_id)
+        if record is None or typing.cast("HttpSessionStream", record.stream).closed:
+            raise HttpRefusal(
+                404,
+                "Not Found: unknown or expired session; initialize a new session "
+                "(without an MCP-Session-Id header)",
+            )
+        return record
+
+    async def _answer_json(
+        self,
+        live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
+        batch: bool,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        answers = [data for data in await _collect(live) if _is_response(data)]
+        body = b"[" + b",".join(answers) + b"]" if batch else (answers[0] if answers else b"")
+        await _send_json(send, body, extra)
+
+    # --- GET -------------------------------------------------------------------------------
+
+    async def _get(self, headers: Headers, receive: Receive, send: Send) -> None:
+        check_accept_for_get(headers.get("accept"))
+        record = self._session(headers)
+        stream = typing.cast("HttpSessionStream", record.stream)
+        version = check_protocol_version(
+            headers.get("mcp-protocol-version"), stream.protocol_version
+        )
+        last_event_id = headers.get("last-event-id")
+        if last_event_id is not None:
+            try:
+                target, replay, live = await stream.resume(last_event_id)
+            except UnknownEventId as exc:
+                raise HttpRefusal(400, f"Bad Request: {exc}") from None
+            except EventsLost as exc:
+                raise HttpRefusal(410, f"Gone: {exc}") from None
+            await self._stream_sse(target, live, receive, send, version, replay=replay, prime=False)
+            return
+        if stream.standalone is not None and stream.standalone.attached:
+            raise HttpRefusal(
+                409,
+                "Conflict: this session already has an open GET stream; one per session",
+            )
+        standalone = await stream.open_standalone()
+        live = standalone.attach()
+        shown = stream.protocol_version or version
+        await self._stream_sse(standalone, live, receive, send, shown, replay=())
+
+    # --- DELETE ----------------------------------------------------------------------------
+
+    async def _delete(self, headers: Headers, send: Send) -> None:
+        session_id = check_session_id(headers.get("mcp-session-id"))
+        if not await self._manager.end_session(session_id, "deleted by the client"):
+            raise HttpRefusal(404, "Not Found: unknown or expired session")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    # --- SSE -------------------------------------------------------------------------------
+
+    async def _stream_sse(  # noqa: PLR0913 - one SSE response, with its whole setting
+        self,
+        response: ResponseStream,
+        live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
+        receive: Receive,
+        send: Send,
+        version: str,
+        *,
+        replay: typing.Iterable[tuple[str, bytes]],
+        prime: bool = True,
+    ) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        head = b""
+        if prime and _priming_versions(version):
+            event_id = await response.priming_event_id()
+            head = encode_event(None, event_id=event_id, retry_ms=self._options.retry_ms)
+        head += b"".join(encode_event(data, event_id=event_id) for event_id, data in replay)
+        if head:
+            await send({"type": "http.response.body", "body": head, "more_body": True})
+        gone = False
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                nonlocal gone
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                gone = True
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch)
+            try:
+                await self._pump(live, send)
+            finally:
+                if gone:
+                    response.detach()
+                nursery.cancel_scope.cancel()
+        if not gone:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _pump(
+        self, live: trio.MemoryReceiveChannel[tuple[str | None, bytes]], send: Send
+    ) -> None:
+        keepalive = self._options.keepalive_interval
+        async with live:
+            while True:
+                if keepalive is None:
+                    item = await _next(live)
+                else:
+                    item = None
+                    with trio.move_on_after(keepalive) as idle:
+                        item = await _next(live)
+                    if idle.cancelled_caught:
+                        comment = keepalive_comment()
+                        await send(
+                            {"type": "http.response.body", "body": comment, "more_body": True}
+                        )
+                        continue
+                if item is None:
+                    return
+                chunks = [encode_event(item[1], event_id=item[0])]
+                while len(chunks) < _EVENT_BATCH:
+                    try:
+                        event_id, data = live.receive_nowait()
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    chunks.append(encode_event(data, event_id=event_id))
+                await send(
+                    {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
+                )
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+@typing.final
+class _Connected:
+    """A connection-bound stream (WebSocket) as the session manager sees it.
+
+    Busy while connected: such a session ends with its connection, never by idle expiry
+    or eviction.
+    """
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: AsgiWebSocketStream) -> None:
+        self._stream = stream
+
+    busy = True
+
+    async def receive_message(self) -> bytes:
+        return await self._stream.receive_message()
+
+    def receive_ready(self) -> list[bytes | MessageTooLarge]:
+        return self._stream.receive_ready()
+
+    async def send_message(self, data: bytes) -> None:
+        await self._stream.send_message(data)
+
+    async def send_messages(self, messages: Sequence[bytes]) -> None:
+        await self._stream.send_messages(messages)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+def _chunk(body: bytes) -> Message:
+    return {"type": "http.response.body", "body": body, "more_body": True}
+
+
+async def _next(
+    live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
+) -> tuple[str | None, bytes] | None:
+    try:
+        return await live.receive()
+    except trio.EndOfChannel:
+        return None
+
+
+async def _collect(live: trio.MemoryReceiveChannel[tuple[str | None, bytes]]) -> list[bytes]:
+    collected: list[bytes] = []
+    async with live:
+        async for _, data in live:
+            collected.append(data)
+    return collected
+
+
+def _is_response(data: bytes) -> bool:
+    message = orjson.loads(data)
+    return isinstance(message, dict) and "method" not in message
+
+
+async def _read_body(headers: Headers, receive: Receive, limit: int) -> bytes:
+    declared = headers.get("content-length")
+    too_large = HttpRefusal(
+        413,
+        f"Payload Too Large: the body is over the {limit}-byte limit (http.max_body_size)",
+    )
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HttpRefusal(400, "Bad Request: the client went away while sending the body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _send_json(send: Send, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [*_JSON, *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse(send: Send, refusal: HttpRefusal) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": refusal.status,
+            "headers": [*_JSON, *refusal.headers],
+        }
+    )
+    await send({"type": "http.response.body", "body": refusal.body()})
+
+
+async def _plain(send: Send, status: int, text: bytes) -> None:
+    headers = [(b"content-type", b"text/plain; charset=utf-8")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": text})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

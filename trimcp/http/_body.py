@@ -1,0 +1,109 @@
+"""What a POST body holds: requests (and their ids), notifications, responses, a batch.
+
+The HTTP layer must know before the session sees the body whether to answer 202 (only
+notifications and responses), to open a response stream (requests), or to create a session
+(``initialize``), so it reads the body's outline here. The session's protocol core parses
+the same bytes again and does every other check; this module only refuses what cannot be
+routed at all (CHECKLIST §7.2.2: a malformed body is 400 with a JSON-RPC error).
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+
+import orjson
+
+from trimcp.http._checks import HttpRefusal
+from trimcp.protocol import ErrorCode
+
+if typing.TYPE_CHECKING:
+    from trimcp.protocol import RequestId
+
+__all__ = ["PostBody", "read_post_body"]
+
+
+@typing.final
+@dataclass(frozen=True, slots=True)
+class PostBody:
+    """The outline of one POST body.
+
+    ``request_ids`` are the ids of the requests in it, in order (each gets one response
+    on the POST's stream); ``initialize`` is True when it is an ``initialize`` request.
+    """
+
+    raw: bytes
+    request_ids: tuple[RequestId, ...]
+    batch: bool
+    initialize: bool
+    #: ``(progress token, request id)`` of the requests that asked for progress: their
+    #: progress notifications go on this POST's stream.
+    progress_tokens: tuple[tuple[str | int, RequestId], ...] = ()
+
+
+def _request_id(message: dict[str, object]) -> RequestId | None:
+    if "method" not in message or "id" not in message:
+        return None
+    value = message["id"]
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    return None
+
+
+def read_post_body(raw: bytes) -> PostBody:
+    """Outline a POST body.
+
+    Raises:
+        HttpRefusal: 400 with -32700 for bytes that are not JSON, -32600 for JSON that is
+            neither an object nor a non-empty array of objects, for ``initialize`` inside
+            a batch, and for a request whose id is not a string or an integer.
+    """
+    try:
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise HttpRefusal(
+            400, f"Parse error: the body is not valid JSON ({exc})", code=ErrorCode.PARSE_ERROR
+        ) from None
+    batch = isinstance(parsed, list)
+    messages = parsed if batch else [parsed]
+    if not messages or not all(isinstance(message, dict) for message in messages):
+        raise HttpRefusal(
+            400,
+            "Invalid Request: the body must be one JSON-RPC message object "
+            "(or, in protocol 2025-03-26, a non-empty array of them)",
+        )
+    ids: list[RequestId] = []
+    tokens: list[tuple[str | int, RequestId]] = []
+    initialize = False
+    for message in messages:
+        if message.get("method") == "initialize":
+            if batch:
+                raise HttpRefusal(400, "Invalid Request: initialize must not be part of a batch")
+            initialize = True
+        request_id = _request_id(message)
+        if request_id is not None:
+            ids.append(request_id)
+            token = _progress_token(message)
+            if token is not None:
+                tokens.append((token, request_id))
+        elif "method" in message and "id" in message:
+            # Its error response could not be routed to this POST: refuse the body here.
+            raise HttpRefusal(
+                400, "Invalid Request: a request id must be a string or an integer (not null)"
+            )
+    return PostBody(
+        raw=raw,
+        request_ids=tuple(ids),
+        batch=batch,
+        initialize=initialize,
+        progress_tokens=tuple(tokens),
+    )
+
+
+def _progress_token(message: dict[str, object]) -> str | int | None:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+        return token
+    return None

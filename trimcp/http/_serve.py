@@ -1,0 +1,151 @@
+"""Running the HTTP listener: the session manager and hypercorn, under one supervisor.
+
+::
+
+    http supervisor (rest_for_one)
+    ├── SessionManager         the sessions of this listener (and their supervisor)
+    └── listener               hypercorn's trio worker serving ``McpHttpApp``
+
+``rest_for_one``: if the manager fails, the listener restarts with the new one (it holds
+the manager's table); the listener failing alone does not touch the sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from trimcp.http._app import McpHttpApp
+from trimcp.http._options import HttpOptions
+from trimcp.sessions import SessionLimits, SessionManager, SessionOptions
+from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
+from trimcp.transports import MemoryEventStore
+
+if TYPE_CHECKING:
+    from trimcp.sessions import RequestHandler
+    from trimcp.transports import EventStore
+
+__all__ = ["HttpListener", "ListenerSettings", "http_listener_spec", "serve_http"]
+
+logger = logging.getLogger(__name__)
+
+
+@typing.final
+@dataclass(slots=True)
+class HttpListener:
+    """What a started listener tells its starter: where it listens, and its manager."""
+
+    urls: list[str]
+    manager: SessionManager
+
+    @property
+    def url(self) -> str:
+        """The first bound URL of the MCP endpoint, e.g. ``http://127.0.0.1:8000/mcp``."""
+        return self.urls[0]
+
+
+def _hypercorn_config(host: str, port: int) -> Config:
+    config = Config()
+    bind_host = f"[{host}]" if ":" in host else host
+    config.bind = [f"{bind_host}:{port}"]
+    config.accesslog = None
+    # Long-lived clients reuse one connection; hypercorn's default closes it after 1,000
+    # requests, which costs a reconnect (STACK-NOTES.md).
+    config.keep_alive_max_requests = 10_000_000
+    config.graceful_timeout = 1.0
+    return config
+
+
+class ListenerSettings(typing.TypedDict, total=False):
+    """Where and how a listener serves.
+
+    ``host`` (default 127.0.0.1) and ``port`` (default 0: a free one); ``options`` the
+    endpoint's ``HttpOptions``; ``limits`` the session manager's ``SessionLimits``;
+    ``session_options`` each session's (default: the handler's ``session_options``);
+    ``store`` the SSE event store (default: an in-memory one sized by ``options``).
+    """
+
+    host: str
+    port: int
+    options: HttpOptions
+    limits: SessionLimits
+    session_options: SessionOptions
+    store: EventStore
+
+
+def http_listener_spec(
+    handler: RequestHandler,
+    *,
+    on_started: typing.Callable[[HttpListener], None] | None = None,
+    **settings: typing.Unpack[ListenerSettings],
+) -> ChildSpec:
+    """Return the child spec of one HTTP listener (see the module docstring).
+
+    ``on_started`` is called with the listener's URLs and manager each time it (re)starts.
+    """
+    options = settings.get("options") or HttpOptions()
+    host = settings.get("host", "127.0.0.1")
+    port = settings.get("port", 0)
+    limits = settings.get("limits")
+    session_options = settings.get("session_options")
+    store = settings.get("store")
+    if store is None and options.resumable:
+        store = MemoryEventStore(
+            max_events_per_stream=options.max_events_per_stream, ttl=options.event_ttl
+        )
+    chosen_store = store
+    per_session = session_options or getattr(handler, "session_options", None) or SessionOptions()
+    holder: list[SessionManager] = []
+
+    def build_manager() -> SessionManager:
+        manager = SessionManager(handler, per_session, limits)
+        holder[:] = [manager]
+        return manager
+
+    async def listen(task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED) -> None:
+        manager = holder[0]
+        app = McpHttpApp(
+            manager, options, chosen_store, max_message_size=per_session.max_message_size
+        )
+        config = _hypercorn_config(host, port)
+        # hypercorn refuses larger WebSocket messages itself (1009) instead of buffering 16 MiB.
+        config.websocket_max_message_size = per_session.max_message_size
+        async with trio.open_nursery() as nursery:
+            binds = typing.cast("list[str]", await nursery.start(serve, app, config))
+            urls = [bind.rstrip("/") + options.path for bind in binds]
+            logger.info("MCP over Streamable HTTP at %s", ", ".join(urls))
+            listener = HttpListener(urls, manager)
+            if on_started is not None:
+                on_started(listener)
+            task_status.started(listener)
+
+    children = [
+        ChildSpec.for_actor("session-manager", build_manager),
+        ChildSpec("http-listener", listen),
+    ]
+    return supervisor_spec("http", children, strategy="rest_for_one", intensity=3, period=10.0)
+
+
+async def serve_http(
+    handler: RequestHandler,
+    *,
+    task_status: trio.TaskStatus[HttpListener] = trio.TASK_STATUS_IGNORED,
+    **settings: typing.Unpack[ListenerSettings],
+) -> None:
+    """Serve ``handler`` over Streamable HTTP until cancelled.
+
+    Binds ``host:port`` (127.0.0.1 and a free port by default; see ``ListenerSettings``)
+    and reports the listener (its URLs and session manager) through ``task_status``:
+    ``listener = await nursery.start(functools.partial(serve_http, server))``.
+    """
+    listeners: list[HttpListener] = []
+    spec = http_listener_spec(handler, on_started=listeners.append, **settings)
+    async with open_supervisor([spec]) as supervisor:
+        task_status.started(listeners[-1])
+        await supervisor.wait_exited()

@@ -1,0 +1,350 @@
+"""The ``SessionManager`` actor: creates, finds, expires and ends the sessions of a listener.
+
+Network transports (Streamable HTTP, the legacy SSE transport) keep a session alive across
+many connections, so something must own sessions apart from any one connection. The manager
+does, under the supervisor tree::
+
+    SessionManager            this actor: the table, expiry, limits
+    └── SessionSupervisor     simple_one_for_one, restart=temporary (a helper of the manager)
+        └── Session x N       one per client session
+
+Creating and ending sessions go through the actor (``create_session``, ``end_session``),
+one at a time, so the limit and the table never race. Finding a session is a plain read of
+the manager's ``SessionTable`` (``lookup``), done by the transport on every request without
+a mailbox round trip: trio runs all of this in one thread and the table is only changed by
+the manager between awaits, so a read never sees it half-updated (as with the Registry).
+
+Expiry is on by default: a session idle for ``idle_timeout`` (30 min) is ended; the sweep
+runs on trio's clock, so ``MockClock`` drives it in tests. A session is *idle* when its
+stream says it is not busy (no request in flight, no stream attached). At ``max_sessions``
+the least recently active idle session is evicted to make room (its client gets 404 and
+re-initializes, as the spec provides); only when every session is busy is a new one refused
+with ``SessionLimitReached``. Nobody is locked out by sessions that were opened and
+abandoned. However a session ends (terminated, expired, evicted, its stream closed, a crash)
+its stream is closed, which cancels its requests and frees its streams, and its record leaves
+the table.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import logging
+import math
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import trio
+
+from trimcp.actors import DEFER, NORMAL, Actor, ActorRef, Down, monitor
+from trimcp.errors import SessionLimitReached, StartFailed
+from trimcp.supervision import ChildSpec, Supervisor, start_child
+
+from ._session import Session
+
+if TYPE_CHECKING:
+    from trimcp.actors import ExitReason, ReplyTo
+    from trimcp.transports import MessageStream
+
+    from ._handler import RequestHandler, SessionOptions
+
+__all__ = [
+    "ManagedStream",
+    "ManagerStatistics",
+    "SessionLimits",
+    "SessionManager",
+    "SessionRecord",
+    "SessionTable",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class ManagedStream(Protocol):
+    """The message stream of a managed session, as the manager sees it."""
+
+    @property
+    def busy(self) -> bool:
+        """True while a request is in flight or a stream is attached (never expired)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close the stream: the session's input ends, its streams are ended."""
+        ...
+
+
+@typing.final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionLimits:
+    """How long idle sessions live and how many there may be.
+
+    Attributes:
+        idle_timeout: seconds without activity before an idle session is ended
+            (``math.inf``: never).
+        max_sessions: sessions at once; at the limit the least recently active idle one
+            is evicted, and a new one is refused only if none is idle.
+        sweep_interval: seconds between expiry sweeps (default: a quarter of
+            ``idle_timeout``, at most 60 s).
+    """
+
+    idle_timeout: float = 1800.0
+    max_sessions: int = 10_000
+    sweep_interval: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.idle_timeout > 0:
+            raise ValueError("SessionLimits.idle_timeout must be positive (math.inf: never)")
+        if self.max_sessions < 1:
+            raise ValueError("SessionLimits.max_sessions must be at least 1")
+        if self.sweep_interval is not None and not self.sweep_interval > 0:
+            raise ValueError("SessionLimits.sweep_interval must be positive")
+
+    @property
+    def sweep_every(self) -> float:
+        """Seconds between sweeps."""
+        if self.sweep_interval is not None:
+            return self.sweep_interval
+        return min(self.idle_timeout / 4, 60.0)
+
+
+@typing.final
+class SessionRecord:
+    """One managed session: its id, stream, actor, and when it was last active."""
+
+    __slots__ = ("last_active", "ref", "session_id", "stream")
+
+    def __init__(self, session_id: str, stream: ManagedStream, ref: ActorRef) -> None:
+        self.session_id = session_id
+        self.stream = stream
+        self.ref = ref
+        self.last_active = trio.current_time()
+
+
+@typing.final
+class SessionTable:
+    """The live sessions, least recently active first; read by transports, written by the
+    manager."""
+
+    __slots__ = ("_records",)
+
+    def __init__(self) -> None:
+        self._records: collections.OrderedDict[str, SessionRecord] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._records
+
+    def lookup(self, session_id: str) -> SessionRecord | None:
+        """Return the session and mark it active now, or None (unknown, ended, expired)."""
+        record = self._records.get(session_id)
+        if record is not None:
+            record.last_active = trio.current_time()
+            self._records.move_to_end(session_id)
+        return record
+
+    def peek(self, session_id: str) -> SessionRecord | None:
+        """Return the session without marking it active."""
+        return self._records.get(session_id)
+
+    def records(self) -> list[SessionRecord]:
+        """Every live session, least recently active first."""
+        return list(self._records.values())
+
+    def _add(self, record: SessionRecord) -> None:
+        self._records[record.session_id] = record
+
+    def _remove(self, session_id: str) -> SessionRecord | None:
+        return self._records.pop(session_id, None)
+
+    def _oldest_idle(self) -> SessionRecord | None:
+        for record in self._records.values():
+            if not record.stream.busy:
+                return record
+        return None
+
+
+# --- messages ------------------------------------------------------------------------------
+
+
+@typing.final
+@dataclass(frozen=True, slots=True)
+class _Create:
+    session_id: str
+    stream: MessageStream
+
+
+@typing.final
+@dataclass(frozen=True, slots=True)
+class _Terminate:
+    session_id: str
+    reason: str
+
+
+@typing.final
+@dataclass(frozen=True, slots=True)
+class _Sweep:
+    pass
+
+
+@typing.final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ManagerStatistics:
+    """Counters of one manager."""
+
+    live: int
+    created: int
+    expired: int
+    evicted: int
+    refused: int
+    terminated: int
+
+
+class SessionManager(Actor):
+    """Owns the sessions of one listener (see the module docstring).
+
+    ``handler`` serves every session; ``options`` are each session's.
+    """
+
+    mailbox_size = 1024
+
+    def __init__(
+        self,
+        handler: RequestHandler,
+        options: SessionOptions,
+        limits: SessionLimits | None = None,
+    ) -> None:
+        self.table = SessionTable()
+        self.limits = limits or SessionLimits()
+        self._handler = handler
+        self._options = options
+        self._supervisor: ActorRef | None = None
+        self._by_ref: dict[ActorRef, str] = {}
+        self._counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0, "terminated": 0}
+
+    # --- the public API (called from any task) ---------------------------------------------
+
+    async def create_session(self, session_id: str, stream: MessageStream) -> SessionRecord:
+        """Start a session on ``stream`` under ``session_id`` (through the actor's mailbox).
+
+        ``stream`` must also be a ``ManagedStream``.
+
+        Raises:
+            SessionLimitReached: ``max_sessions`` sessions exist and none is idle.
+        """
+        return typing.cast("SessionRecord", await self.ref.call(_Create(session_id, stream)))
+
+    async def end_session(self, session_id: str, reason: str = "terminated") -> bool:
+        """End a session now (DELETE); return False if it was not there."""
+        return typing.cast("bool", await self.ref.call(_Terminate(session_id, reason)))
+
+    def statistics(self) -> ManagerStatistics:
+        """Return the live count and what happened so far."""
+        return ManagerStatistics(live=len(self.table), **self._counts)
+
+    # --- the actor --------------------------------------------------------------------------
+
+    async def init(self) -> None:
+        """Start the session supervisor and the expiry sweep."""
+        template = ChildSpec.for_actor(
+            "session",
+            functools.partial(Session, handler=self._handler, options=self._options),
+            restart="temporary",
+        )
+        supervisor = Supervisor([template], strategy="simple_one_for_one")
+        started = await self.start_task(functools.partial(supervisor.run, name=None))
+        self._supervisor = typing.cast("ActorRef", started)
+        if self.limits.idle_timeout != math.inf:
+            self.send_after(self.limits.sweep_every, _Sweep())
+
+    async def handle_call(self, message: object, reply_to: ReplyTo) -> object:
+        """Create or terminate a session."""
+        if isinstance(message, _Create):
+            try:
+                return await self._create(message)
+            except (SessionLimitReached, StartFailed) as exc:
+                # The caller's problem, not the manager's: it keeps running.
+                reply_to.fail(exc)
+                return DEFER
+        if isinstance(message, _Terminate):
+            record = self.table._remove(message.session_id)
+            if record is None:
+                return False
+            self._counts["terminated"] += 1
+            await self._end(record, message.reason)
+            return True
+        return await super().handle_call(message, reply_to)
+
+    async def handle_info(self, message: object) -> None:
+        """Sweep expired sessions; forget sessions that ended."""
+        if isinstance(message, _Sweep):
+            await self._sweep()
+            self.send_after(self.limits.sweep_every, _Sweep())
+        elif isinstance(message, Down):
+            session_id = self._by_ref.pop(message.ref, None)
+            if session_id is not None:
+                record = self.table.peek(session_id)
+                if record is not None and record.ref is message.ref:
+                    self.table._remove(session_id)
+                    await record.stream.aclose()
+        else:
+            await super().handle_info(message)
+
+    async def terminate(self, reason: ExitReason) -> None:
+        """Close every session's stream (the supervisor then stops the sessions)."""
+        for record in self.table.records():
+            self.table._remove(record.session_id)
+            with trio.CancelScope(shield=True):
+                await record.stream.aclose()
+
+    # --- internals --------------------------------------------------------------------------
+
+    async def _create(self, message: _Create) -> SessionRecord:
+        if len(self.table) >= self.limits.max_sessions:
+            victim = self.table._oldest_idle()
+            if victim is None:
+                self._counts["refused"] += 1
+                raise SessionLimitReached(
+                    f"all {self.limits.max_sessions} sessions are busy; try again shortly "
+                    "(the server's sessions.max_sessions limit)"
+                )
+            self.table._remove(victim.session_id)
+            self._counts["evicted"] += 1
+            logger.info(
+                "session limit %d reached: evicted the least recently active idle session",
+                self.limits.max_sessions,
+            )
+            await self._end(victim, "evicted")
+        assert self._supervisor is not None
+        info = await start_child(self._supervisor, args=(message.stream,))
+        ref = typing.cast("ActorRef", info.value)
+        stream = typing.cast("ManagedStream", message.stream)
+        record = SessionRecord(message.session_id, stream, ref)
+        self.table._add(record)
+        self._by_ref[ref] = message.session_id
+        monitor(ref)
+        self._counts["created"] += 1
+        return record
+
+    async def _sweep(self) -> None:
+        deadline = trio.current_time() - self.limits.idle_timeout
+        expired = [
+            record
+            for record in self.table.records()
+            if record.last_active <= deadline and not record.stream.busy
+        ]
+        for record in expired:
+            self.table._remove(record.session_id)
+            self._counts["expired"] += 1
+            await self._end(record, "expired")
+        if expired:
+            logger.info("ended %d session(s) idle for %g s", len(expired), self.limits.idle_timeout)
+
+    async def _end(self, record: SessionRecord, reason: str) -> None:
+        logger.debug("session %s ended: %s", record.session_id[:8], reason)
+        # Closing the stream ends the session's input: it cancels nothing by itself, so stop
+        # the actor too (its in-flight requests are cancelled with it).
+        await record.stream.aclose()
+        record.ref.request_stop(NORMAL)
