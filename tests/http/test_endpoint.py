@@ -8,6 +8,7 @@ import pytest
 import trio
 
 from trimcp.http import HttpOptions
+from trimcp.server import Context  # noqa: TC001 - tool hints are read at runtime
 from trimcp.sessions import SessionLimits
 from trimcp.transports import SSEDecoder, SSEEvent
 
@@ -267,3 +268,28 @@ async def test_older_versions(version: str) -> None:
         )
         assert listed.events[0].data != ""  # no priming event before 2025-11-25
         assert listed.message["result"]["tools"]
+
+
+async def test_stateless_mode() -> None:
+    server = build_server()
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        return (await ctx.sample("hi", max_tokens=5)).text
+
+    options = HttpOptions(stateless=True)
+    async with running(server, options=options) as listener, httpx.AsyncClient() as client:
+        first = await post(client, listener.url, INITIALIZE)
+        assert first.status == 200
+        assert "mcp-session-id" not in first.headers
+        headers = {"mcp-protocol-version": "2025-11-25"}
+        echoed = await post(client, listener.url, call(1, "echo", {"text": "s"}), headers=headers)
+        assert echoed.message["result"]["content"] == [{"type": "text", "text": "s"}]
+        # Without a session there is no client to ask: a clear tool error, not a hang.
+        asked = await post(client, listener.url, call(2, "ask", {}), headers=headers)
+        assert asked.message["result"]["isError"] is True
+        assert "sampling" in asked.message["result"]["content"][0]["text"]
+        get = await client.get(listener.url, headers={"accept": "text/event-stream"})
+        assert get.status_code == 405
+        assert "stateless" in get.json()["error"]["message"]
+        assert len(listener.manager.table) == 0

@@ -21,7 +21,7 @@ import orjson
 import trio
 
 from trimcp.errors import EventsLost, SessionLimitReached, TransportClosed, UnknownEventId
-from trimcp.http._body import read_post_body
+from trimcp.http._body import PostBody, read_post_body
 from trimcp.http._checks import (
     Headers,
     HttpRefusal,
@@ -128,6 +128,13 @@ class McpHttpApp:
         method = scope["method"]
         headers = Headers(scope["headers"])
         try:
+            if self._options.stateless and method in ("GET", "DELETE"):
+                raise HttpRefusal(
+                    405,
+                    f"Method Not Allowed: this endpoint is stateless (http.stateless = true): "
+                    f"no sessions, so no {method}; send each request as a POST",
+                    headers=((b"allow", b"POST"),),
+                )
             if method == "POST":
                 await self._post(headers, receive, send)
             elif method == "GET":
@@ -168,11 +175,25 @@ class McpHttpApp:
         check_content_type(headers.get("content-type"))
         body = await _read_body(headers, receive, self._options.max_body_size)
         outline = read_post_body(body)
+        if self._options.stateless:
+            await self._stateless(headers, outline, receive, send)
+            return
         if outline.initialize:
             await self._initialize(body, outline.request_ids, send)
             return
         record = self._session(headers)
         stream = typing.cast("HttpSessionStream", record.stream)
+        await self._serve_post(headers, stream, outline, receive, send)
+
+    async def _serve_post(
+        self,
+        headers: Headers,
+        stream: HttpSessionStream,
+        outline: PostBody,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        body = outline.raw
         version = check_protocol_version(
             headers.get("mcp-protocol-version"), stream.protocol_version
         )
@@ -200,6 +221,61 @@ class McpHttpApp:
         else:
             shown = stream.protocol_version or version
             await self._stream_sse(response, live, receive, send, shown, replay=())
+
+    async def _stateless(
+        self, headers: Headers, outline: PostBody, receive: Receive, send: Send
+    ) -> None:
+        """Serve one POST without a session (``HttpOptions.stateless``).
+
+        A fresh session serves just this body and ends with it: it is initialized first,
+        as the client that sends no session id would have (its version from the
+        ``MCP-Protocol-Version`` header, 2025-03-26 when absent), with no client
+        capabilities, so sampling, elicitation and roots are refused with an error that
+        says the client did not declare them. Nothing outlives the request: no session
+        id, no GET stream, no resumption.
+        """
+        session_id = new_session_id()
+        stream = HttpSessionStream(session_id, None)
+        try:
+            await self._manager.create_session(session_id, stream)
+        except SessionLimitReached as exc:
+            message = f"Service Unavailable: {exc}"
+            raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
+        try:
+            if outline.initialize:
+                response = await stream.open_post(outline.request_ids)
+                live = response.attach()
+                await self._feed(stream, outline.raw)
+                answers = await _collect(live)
+                await _send_json(send, answers[0] if answers else b"", [])
+                return
+            version = check_protocol_version(headers.get("mcp-protocol-version"), None)
+            await self._initialize_quietly(stream, version)
+            await self._serve_post(headers, stream, outline, receive, send)
+        finally:
+            await self._manager.end_session(session_id, "stateless request served")
+
+    async def _initialize_quietly(self, stream: HttpSessionStream, version: str) -> None:
+        request_id = f"stateless-{new_session_id()}"
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "stateless-http-client", "version": "0"},
+            },
+        }
+        response = await stream.open_post([request_id])
+        live = response.attach()
+        await self._feed(stream, orjson.dumps(initialize))
+        answers = await _collect(live)
+        result = orjson.loads(answers[0]) if answers else None
+        if not isinstance(result, dict) or "result" not in result:
+            raise HttpRefusal(500, "Internal error: the server refused to start a session")
+        stream.protocol_version = version
+        await self._feed(stream, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
 
     async def _initialize(self, body: bytes, request_ids: tuple[object, ...], send: Send) -> None:
         session_id = new_session_id()
