@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gc
+
 import httpx
 import orjson
 import pytest
 import trio
 
-from trimcp.http import HttpOptions
+from trimcp.http import HttpOptions, HttpSessionStream, ResponseStream
 from trimcp.server import Context  # noqa: TC001 - tool hints are read at runtime
-from trimcp.sessions import SessionLimits
+from trimcp.sessions import Session, SessionLimits, SessionRecord
 from trimcp.transports import SSEDecoder, SSEEvent
 
 from ._client import ACCEPT_BOTH, INITIALIZE, build_server, handshake, post, read_answer, running
@@ -293,3 +295,96 @@ async def test_stateless_mode() -> None:
         assert get.status_code == 405
         assert "stateless" in get.json()["error"]["message"]
         assert len(listener.manager.table) == 0
+
+
+@pytest.mark.slow
+async def test_a_stalled_get_reader_never_delays_100_healthy_ones() -> None:
+    server = build_server()
+    published = 50
+    async with (
+        running(server) as listener,
+        httpx.AsyncClient(limits=httpx.Limits(max_connections=200)) as client,
+    ):
+        sessions = [await handshake(client, listener.url) for _ in range(101)]
+        stalled, healthy = sessions[0], sessions[1:]
+        host, port = listener.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+        # The stalled client opens its GET stream on a raw socket and never reads it.
+        raw = await trio.open_tcp_stream(host, int(port))
+        request = (
+            f"GET /mcp HTTP/1.1\r\nhost: {host}:{port}\r\naccept: text/event-stream\r\n"
+            f"mcp-session-id: {stalled}\r\nmcp-protocol-version: 2025-11-25\r\n\r\n"
+        )
+        await raw.send_all(request.encode())
+        counts = dict.fromkeys(healthy, 0)
+        all_primed, all_done = trio.Event(), trio.Event()
+        primed: set[str] = set()
+
+        async def read(session: str) -> None:
+            headers = {
+                "accept": "text/event-stream",
+                "mcp-session-id": session,
+                "mcp-protocol-version": "2025-11-25",
+            }
+            decoder = SSEDecoder()
+            async with client.stream("GET", listener.url, headers=headers) as response:
+                async for chunk in response.aiter_bytes():
+                    for event in decoder.feed(chunk):
+                        primed.add(session)
+                        if len(primed) == len(healthy):
+                            all_primed.set()
+                        counts[session] += bool(event.data)
+                    if all(count == published for count in counts.values()):
+                        all_done.set()
+
+        async with trio.open_nursery() as nursery:
+            for session in healthy:
+                nursery.start_soon(read, session)
+            with trio.fail_after(20):
+                await all_primed.wait()
+                for number in range(published):
+                    server.add_tool(lambda: "x", f"tool_{number}")
+                await all_done.wait()
+            for session in sessions:
+                await client.delete(listener.url, headers={"mcp-session-id": session})
+        await raw.aclose()
+        assert set(counts.values()) == {published}
+
+
+@pytest.mark.slow
+async def test_1000_sessions_created_and_deleted_leave_memory_at_baseline() -> None:
+    per_session = (Session, HttpSessionStream, ResponseStream, SessionRecord)
+    async with running() as listener, httpx.AsyncClient() as client:
+
+        async def cycle(count: int) -> None:
+            sessions = [await handshake(client, listener.url) for _ in range(count)]
+            for session in sessions:
+                deleted = await client.delete(listener.url, headers={"mcp-session-id": session})
+                assert deleted.status_code == 200
+            await trio.testing.wait_all_tasks_blocked()
+            gc.collect()
+
+        def alive() -> int:
+            return sum(isinstance(o, per_session) for o in gc.get_objects())
+
+        await cycle(20)  # warm up: caches, interned strings, pools
+        baseline_objects = len(gc.get_objects())
+        baseline_tasks = len(trio.lowlevel.current_root_task().child_nurseries)
+        await cycle(1000)
+        assert len(listener.manager.table) == 0
+        assert alive() == 0
+        # Everything a session held is freed: fewer objects left than one per session.
+        assert len(gc.get_objects()) - baseline_objects < 1000
+        assert len(trio.lowlevel.current_root_task().child_nurseries) == baseline_tasks
+
+
+@pytest.mark.slow
+async def test_abandoned_sessions_never_lock_out_a_new_client() -> None:
+    limits = SessionLimits(max_sessions=500)
+    async with running(limits=limits) as listener, httpx.AsyncClient() as client:
+        for _ in range(1500):  # initialize and walk away
+            assert (await post(client, listener.url, INITIALIZE)).status == 200
+        assert len(listener.manager.table) == 500
+        with trio.fail_after(2):
+            session = await handshake(client, listener.url)
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            assert (await post(client, listener.url, ping, session=session)).status == 200

@@ -19,6 +19,7 @@ from ._serve import ListenerSettings as ListenerSettings
 from ._serve import http_listener_spec as http_listener_spec
 from ._serve import serve_http as serve_http
 from ._stream import HttpSessionStream as HttpSessionStream
+from ._stream import ResponseStream as ResponseStream
 
 __all__ = [
     "HttpListener",
@@ -27,6 +28,7 @@ __all__ = [
     "HttpSessionStream",
     "ListenerSettings",
     "McpHttpApp",
+    "ResponseStream",
     "http_listener_spec",
     "serve_http",
 ]

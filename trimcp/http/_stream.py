@@ -53,6 +53,8 @@ _HEAD = b'{"jsonrpc":"2.0",'
 _ID_HEAD = _HEAD + b'"id":'
 _PROGRESS = _HEAD + b'"method":"notifications/progress"'
 _INBOX = 16
+# Messages the standalone stream's reader may miss before it is disconnected.
+_MAX_DROPPED = 256
 
 
 @typing.final
@@ -62,6 +64,7 @@ class ResponseStream:
     __slots__ = (
         "_live",
         "_owner",
+        "dropped",
         "ended",
         "lock",
         "stream_id",
@@ -79,6 +82,8 @@ class ResponseStream:
         #: Requests still to be answered on this stream; None for the standalone stream.
         self.waiting: set[RequestId] | None = None if waiting is None else set(waiting)
         self.ended = False
+        #: Messages a slow reader of the standalone stream missed (still in the store).
+        self.dropped = 0
         self.lock = trio.Lock()
         self._live: trio.MemorySendChannel[tuple[str | None, bytes]] | None = None
 
@@ -114,14 +119,46 @@ class ResponseStream:
                 event_id = await store.store_event(self._owner.session_id, self.stream_id, data)
             live = self._live
             if data and live is not None:
-                try:
-                    await live.send((event_id, data))
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    self._live = None
+                if self.waiting is None:
+                    self._offer(live, event_id, data)
+                else:
+                    try:
+                        await live.send((event_id, data))
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        self._live = None
             if final and self.waiting is not None and related is not None:
                 self.waiting.discard(related)
                 if not self.waiting:
                     await self._end()
+
+    def _offer(
+        self,
+        live: trio.MemorySendChannel[tuple[str | None, bytes]],
+        event_id: str | None,
+        data: bytes,
+    ) -> None:
+        """Hand a message to the standalone stream's reader without ever waiting for it.
+
+        The slow-consumer policy: the session must not wait for a reader that does not
+        read (its requests would stall) and memory must stay bounded, so when the reader's
+        queue (``_LIVE_QUEUE``) is full the message is dropped for it and counted; it is
+        still in the event store, so the client can resume from its last event id. After
+        ``_MAX_DROPPED`` drops the reader is disconnected, logged once.
+        """
+        try:
+            live.send_nowait((event_id, data))
+        except trio.WouldBlock:
+            self.dropped += 1
+            if self.dropped >= _MAX_DROPPED:
+                logger.warning(
+                    "session %s: the GET stream's reader fell %d messages behind; "
+                    "disconnected it (it may resume with Last-Event-ID)",
+                    self._owner.session_id[:8],
+                    self.dropped,
+                )
+                self.detach()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._live = None
 
     async def end(self) -> None:
         """End the stream now (the session closed)."""
