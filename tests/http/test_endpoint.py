@@ -388,3 +388,20 @@ async def test_abandoned_sessions_never_lock_out_a_new_client() -> None:
             session = await handshake(client, listener.url)
             ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             assert (await post(client, listener.url, ping, session=session)).status == 200
+
+
+async def test_legacy_sse_is_off_by_default_and_checks_its_session() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        base = listener.url.removesuffix("/mcp")
+        assert (await client.get(base + "/sse")).status_code == 404
+    async with (
+        running(options=HttpOptions(legacy_sse=True)) as listener,
+        httpx.AsyncClient() as client,
+    ):
+        base = listener.url.removesuffix("/mcp")
+        headers = {"content-type": "application/json"}
+        unknown = await client.post(
+            base + "/messages?session_id=nope", content=b"{}", headers=headers
+        )
+        assert unknown.status_code == 404
+        assert (await client.post(base + "/sse")).status_code == 405

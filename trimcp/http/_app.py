@@ -13,8 +13,10 @@ one: path (404), Host/Origin (421/403, DNS-rebinding protection), method (405), 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import typing
+import urllib.parse
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -32,6 +34,7 @@ from trimcp.http._checks import (
     check_session_id,
     new_session_id,
 )
+from trimcp.http._legacy import LegacySseStream
 from trimcp.http._stream import HttpSessionStream, ResponseStream
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode
 from trimcp.transports import (
@@ -114,7 +117,12 @@ class McpHttpApp:
             await _lifespan(receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["path"] != self._options.path:
+        options = self._options
+        legacy = options.legacy_sse and scope["path"] in (
+            options.legacy_sse_path,
+            options.legacy_messages_path,
+        )
+        if scope["path"] != options.path and not legacy:
             await _plain(
                 send, 404, b"Not Found: the MCP endpoint is " + self._options.path.encode()
             )
@@ -127,6 +135,12 @@ class McpHttpApp:
             return
         method = scope["method"]
         headers = Headers(scope["headers"])
+        if legacy:
+            try:
+                await self._legacy(scope, headers, receive, send)
+            except HttpRefusal as refusal:
+                await _refuse(send, refusal)
+            return
         try:
             if self._options.stateless and method in ("GET", "DELETE"):
                 raise HttpRefusal(
@@ -150,6 +164,66 @@ class McpHttpApp:
                 )
         except HttpRefusal as refusal:
             await _refuse(send, refusal)
+
+    # --- the 2024-11-05 HTTP+SSE transport --------------------------------------------------
+
+    async def _legacy(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
+        options = self._options
+        method = scope["method"]
+        if scope["path"] == options.legacy_sse_path:
+            if method != "GET":
+                raise HttpRefusal(
+                    405, "Method Not Allowed: GET the SSE endpoint", headers=((b"allow", b"GET"),)
+                )
+            await self._legacy_stream(headers, receive, send)
+            return
+        if method != "POST":
+            raise HttpRefusal(
+                405, "Method Not Allowed: POST messages here", headers=((b"allow", b"POST"),)
+            )
+        check_content_type(headers.get("content-type"))
+        query = urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = check_session_id((query.get("session_id") or [None])[0])
+        record = self._table.lookup(session_id)
+        if record is None or not isinstance(record.stream, LegacySseStream):
+            raise HttpRefusal(404, "Not Found: unknown session; open the SSE endpoint again")
+        body = await _read_body(headers, receive, options.max_body_size)
+        read_post_body(body)  # refuse what cannot be JSON-RPC here, with its 400
+        try:
+            await record.stream.feed(body)
+        except TransportClosed:
+            raise HttpRefusal(404, "Not Found: the session has ended") from None
+        await send({"type": "http.response.start", "status": 202, "headers": []})
+        await send({"type": "http.response.body", "body": b"Accepted"})
+
+    async def _legacy_stream(self, headers: Headers, receive: Receive, send: Send) -> None:
+        check_accept_for_get(headers.get("accept"))
+        session_id = new_session_id()
+        stream = LegacySseStream(session_id)
+        try:
+            await self._manager.create_session(session_id, stream)
+        except SessionLimitReached as exc:
+            message = f"Service Unavailable: {exc}"
+            raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
+        endpoint = f"{self._options.legacy_messages_path}?session_id={session_id}"
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await send(_chunk(encode_event(endpoint.encode(), event="endpoint")))
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
+                async with contextlib.aclosing(stream.events()) as events:
+                    async for event in events:
+                        await send(_chunk(event))
+                nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._manager.end_session(session_id, "SSE connection closed")
 
     # --- WebSocket -------------------------------------------------------------------------
 

@@ -31,6 +31,9 @@ class HttpOptions:
         max_events_per_stream / event_ttl: bounds of the in-memory event store.
         allowed_hosts / allowed_origins: the DNS-rebinding allowlists (``Host`` and
             ``Origin``; default the localhost names on any port).
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients: GET
+            ``legacy_sse_path`` opens a session's event stream, POST
+            ``legacy_messages_path?session_id=...`` sends it messages.
     """
 
     path: str = "/mcp"
@@ -45,6 +48,9 @@ class HttpOptions:
     event_ttl: float = 300.0
     allowed_hosts: tuple[str, ...] = LOCALHOST
     allowed_origins: tuple[str, ...] = LOCALHOST
+    legacy_sse: bool = False
+    legacy_sse_path: str = "/sse"
+    legacy_messages_path: str = "/messages"
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/"):
