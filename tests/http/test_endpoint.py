@@ -405,3 +405,30 @@ async def test_legacy_sse_is_off_by_default_and_checks_its_session() -> None:
         )
         assert unknown.status_code == 404
         assert (await client.post(base + "/sse")).status_code == 405
+
+
+async def test_idle_sse_streams_get_keepalive_comments() -> None:
+    options = HttpOptions(keepalive_interval=0.05)
+    async with running(options=options) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": session,
+            "mcp-protocol-version": "2025-11-25",
+        }
+        seen = b""
+
+        async def read() -> None:
+            nonlocal seen
+            async with client.stream("GET", listener.url, headers=headers) as response:
+                async for chunk in response.aiter_bytes():
+                    seen += chunk
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read)
+            with trio.fail_after(5):
+                while seen.count(b": keep-alive") < 2:
+                    await trio.testing.wait_all_tasks_blocked(cushion=0.01)
+            await client.delete(listener.url, headers={"mcp-session-id": session})
+        # Comments only: no events besides the priming one.
+        assert SSEDecoder().feed(seen)[0].data == ""
