@@ -52,9 +52,7 @@ pytestmark = [
             # collector when it closes; trio reports them as unraisable ResourceWarnings.
             pytest.param(
                 "http",
-                marks=pytest.mark.filterwarnings(
-                    "ignore::pytest.PytestUnraisableExceptionWarning"
-                ),
+                marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
             ),
         ],
     ),
