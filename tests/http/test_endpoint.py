@@ -432,3 +432,37 @@ async def test_idle_sse_streams_get_keepalive_comments() -> None:
             await client.delete(listener.url, headers={"mcp-session-id": session})
         # Comments only: no events besides the priming one.
         assert SSEDecoder().feed(seen)[0].data == ""
+
+
+async def test_delete_cancels_requests_in_flight_and_ends_their_streams() -> None:
+    server = build_server()
+    started, cancelled = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def forever() -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with running(server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        answers: list[object] = []
+
+        async def call_forever() -> None:
+            answers.append(
+                await post(client, listener.url, call(1, "forever", {}), session=session)
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call_forever)
+            with trio.fail_after(5):
+                await started.wait()
+                await client.delete(listener.url, headers={"mcp-session-id": session})
+                await cancelled.wait()
+        (answer,) = answers
+        assert answer.status == 200  # type: ignore[attr-defined]
+        assert [m for m in answer.messages if "id" in m] == []  # type: ignore[attr-defined]
+        assert len(listener.manager.table) == 0
