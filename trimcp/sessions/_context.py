@@ -7,8 +7,11 @@ synchronously (no await between a check and its update), and queue bytes for its
 
 from __future__ import annotations
 
+import logging
+import weakref
 from typing import TYPE_CHECKING, final
 
+from trimcp.errors import ActorGone
 from trimcp.protocol import Phase
 
 if TYPE_CHECKING:
@@ -26,6 +29,14 @@ if TYPE_CHECKING:
     )
 
     from ._session import ProgressCallback, Session
+
+logger = logging.getLogger(__name__)
+
+#: Messages a session's mailbox may hold before notifications posted to it are dropped.
+MAX_QUEUED_NOTICES = 256
+#: Dropped notifications after which a session that does not keep up is closed.
+MAX_DROPPED_NOTICES = 1024
+_DROPPED: weakref.WeakKeyDictionary[Session, int] = weakref.WeakKeyDictionary()
 
 #: RFC 5424 levels as MCP names them (Utilities > Logging), lowest first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -107,9 +118,38 @@ class SessionHandle:
         For code outside the session (a registry change, another actor): the session checks
         and sends it in order with its other traffic, and skips it if its phase or the
         declared capabilities forbid it at that point. Returns False if the session is
-        already closing.
+        already closing, or if it is not keeping up.
+
+        Slow-consumer policy: a session whose mailbox already holds ``MAX_QUEUED_NOTICES``
+        messages (its client is not reading, so its writer is stuck) gets no more: the
+        notification is dropped for it and counted, logged once; after
+        ``MAX_DROPPED_NOTICES`` drops the session is stopped. The sender never waits and
+        memory stays bounded, whatever one client does.
         """
-        return self._session.post_notification(method, params)
+        session = self._session
+        try:
+            queued = session.ref.statistics().mailbox_length
+        except ActorGone:
+            return False
+        if queued >= MAX_QUEUED_NOTICES:
+            dropped = _DROPPED[session] = _DROPPED.get(session, 0) + 1
+            if dropped == 1:
+                logger.warning(
+                    "session %s is not keeping up with notifications; dropping them for it",
+                    session.name,
+                )
+            if dropped == MAX_DROPPED_NOTICES:
+                logger.warning(
+                    "session %s: %d notifications dropped; closing it (slow consumer)",
+                    session.name,
+                    dropped,
+                )
+                # Its writer is stuck on the peer: close the stream under it (the stuck write
+                # fails), then the session stops as for any closed connection.
+                session.start_soon(session._stream.aclose)
+                session.ref.request_stop()
+            return False
+        return session.post_notification(method, params)
 
     def start_soon(self, fn: Callable[[], Awaitable[object]]) -> None:
         """Run ``fn()`` as background work of this session, past the request that started it.
