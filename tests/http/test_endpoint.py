@@ -466,3 +466,19 @@ async def test_delete_cancels_requests_in_flight_and_ends_their_streams() -> Non
         assert answer.status == 200  # type: ignore[attr-defined]
         assert [m for m in answer.messages if "id" in m] == []  # type: ignore[attr-defined]
         assert len(listener.manager.table) == 0
+
+
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_batches_in_2025_03_26(json_response: bool) -> None:
+    options = HttpOptions(json_response=json_response)
+    async with running(options=options) as listener, httpx.AsyncClient() as client:
+        params = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}  # type: ignore[dict-item]
+        first = await post(client, listener.url, {**INITIALIZE, "params": params})
+        session = first.headers["mcp-session-id"]
+        old = {"mcp-protocol-version": "2025-03-26"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await post(client, listener.url, note, session=session, headers=old)
+        batch = [call(1, "echo", {"text": "a"}), call(2, "echo", {"text": "b"})]
+        answer = await post(client, listener.url, batch, session=session, headers=old)
+        by_id = {m["id"]: m["result"]["content"][0]["text"] for m in answer.messages}
+        assert by_id == {1: "a", 2: "b"}
