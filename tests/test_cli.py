@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import trimcp
-from trimcp.cli import main
+from trimcp.cli import _apply_reload, main
 from trimcp.config import validate_config
 
 if TYPE_CHECKING:
@@ -118,6 +118,67 @@ def test_serve_with_a_broken_config_fails_before_starting(
     broken = write(tmp_path / "broken.toml", BROKEN)
     assert main(["serve", "--config", str(broken)]) == 1
     assert f"config error in {broken}" in capsys.readouterr().err
+
+
+def test_check_reports_a_malformed_host_pattern(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "c.toml", '[http]\nallowed_hosts = ["localhost:*", "a b:*"]\n')
+    assert main(["config", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"config error in {path}\n")
+    assert "  key:      http.allowed_hosts[1]\n" in err
+    assert "malformed host pattern 'a b:*'" in err
+
+
+def test_check_reports_a_listener_without_a_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "c.toml", "[http]\nenabled = true\n")
+    assert main(["config", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "  key:      server.object\n" in err
+    assert "because http.enabled is true" in err
+
+
+def test_show_json_has_the_listener_tables_and_no_key_origins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "c.toml", "[http]\nport = 9000\n")
+    assert main(["config", "show", "--json", str(path)]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert "written_by" not in shown
+    assert shown["http"]["port"] == 9000
+    assert shown["http"]["allowed_hosts"] == ["localhost:*", "127.0.0.1:*", "[::1]:*"]
+    assert shown["stdio"] == {"enabled": False}
+
+
+def test_serve_with_a_server_it_cannot_load_fails_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "c.toml", '[server]\nobject = "no_such_module_here:server"\n')
+    assert main(["serve", "--config", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"config error in {path}\n" in err
+    assert "  key:      server.object\n" in err
+    assert "no module named 'no_such_module_here'" in err
+
+
+async def test_a_reload_applies_logging_and_says_listeners_are_not_rebound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    started = validate_config({"http": {"port": 9000}})
+    reloaded = validate_config({"logging": {"level": "debug"}, "http": {"port": 9001}})
+    caplog.set_level(logging.INFO, logger="trimcp.cli")
+    await _apply_reload(started, object(), reloaded)
+    assert logging.getLogger().level == logging.DEBUG
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", "SIGHUP: changes to [http] take effect only when trimcp serve restarts"),
+        (
+            "INFO",
+            "SIGHUP: applied [logging] and application.stop_timeout; listeners are not rebound",
+        ),
+    ]
 
 
 def test_usage_errors_exit_with_status_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,14 +7,15 @@
     trimcp serve [--config PATH]      run the application until SIGTERM/SIGINT
 
 PATH defaults to ``$TRIMCP_CONFIG``, then ``./sys_config.toml``, then built-in defaults.
-The config commands need neither trio nor the runtime, so they work on any machine that
-can import trimcp; ``serve`` imports the runtime only when it runs.
+``serve`` runs the MCP server of ``[server] object`` on the listeners the file enables
+(``trimcp.daemon``); ``config check`` checks the same settings, Host/Origin patterns
+included, without importing the server. The daemon and the runtime are imported only by
+the commands that need them, so that ``config show`` starts fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import json
 import logging
@@ -26,6 +27,7 @@ from trimcp.config import find_config_file, load_config, render_settings
 from trimcp.errors import ConfigError, SupervisorError
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Callable, Sequence
 
     from trimcp.config import SysConfig
@@ -70,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check(args: argparse.Namespace) -> int:
     try:
-        config = load_config(args.path)
+        config = _load_checked(args.path)
     except ConfigError as exc:
         return _report(exc)
     if config.sources:
@@ -86,7 +88,7 @@ def _show(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return _report(exc)
     if args.json:
-        sys.stdout.write(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+        sys.stdout.write(json.dumps(config.as_dict(), indent=2) + "\n")
         return 0
     read = ", ".join(config.sources) or "no file; all defaults"
     sys.stdout.write(f"# the configuration in effect (read: {read})\n\n")
@@ -104,15 +106,22 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(config.logging)
     logger.info("configuration read from %s", ", ".join(config.sources) or "defaults only")
 
-    # Imported here, not at the top, so that `trimcp config ...` needs neither trio nor the
-    # runtime to be importable.
+    # Imported here, not at the top, so that `trimcp config ...` does not load the runtime.
     import trio
 
+    from trimcp.daemon import daemon_children
     from trimcp.supervision import run_application
 
-    reload_config = functools.partial(load_config, path)
+    try:
+        children = daemon_children(config)
+    except ConfigError as exc:
+        return _report(exc)
     run = functools.partial(
-        run_application, config, reload_config=reload_config, on_reload=_apply_logging
+        run_application,
+        config,
+        children=children,
+        reload_config=functools.partial(_load_checked, path),
+        on_reload=functools.partial(_apply_reload, config),
     )
     try:
         trio.run(run)
@@ -122,10 +131,28 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _apply_logging(application: object, config: SysConfig) -> None:
-    # A SIGHUP that changes [logging] takes effect at once; the rest of a reloaded config is
-    # the application's business.
+def _load_checked(path: str | os.PathLike[str] | None) -> SysConfig:
+    """Load the configuration and check what only the daemon can (Host/Origin patterns)."""
+    from trimcp.daemon import check_config
+
+    config = load_config(path)
+    check_config(config)
+    return config
+
+
+async def _apply_reload(started: SysConfig, application: object, config: SysConfig) -> None:
+    # What a SIGHUP changes at once: [logging] here, and application.stop_timeout, which the
+    # application reads when it stops. Listeners keep their sockets and sessions their limits.
+    from trimcp.daemon import restart_needed
+
     configure_logging(config.logging)
+    pending = restart_needed(started, config)
+    if pending:
+        logger.warning(
+            "SIGHUP: changes to %s take effect only when trimcp serve restarts",
+            ", ".join(pending),
+        )
+    logger.info("SIGHUP: applied [logging] and application.stop_timeout; listeners are not rebound")
 
 
 def _report(error: ConfigError) -> int:

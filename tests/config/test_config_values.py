@@ -156,7 +156,8 @@ def test_unknown_top_level_key_lists_the_tables() -> None:
     with pytest.raises(ConfigError) as caught:
         validate_config({"nope": 1})
     assert caught.value.expected == (
-        "a key known at the top level: application, supervision, actors, logging"
+        "a key known at the top level: application, supervision, actors, logging, server, "
+        "http, websocket, stdio, sessions"
     )
     assert caught.value.file == "<mapping>"
 

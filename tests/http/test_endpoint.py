@@ -482,3 +482,18 @@ async def test_batches_in_2025_03_26(json_response: bool) -> None:
         answer = await post(client, listener.url, batch, session=session, headers=old)
         by_id = {m["id"]: m["result"]["content"][0]["text"] for m in answer.messages}
         assert by_id == {1: "a", 2: "b"}
+
+
+async def test_priming_event_ids_always_come_before_the_answer() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        for request_id in range(1, 41):
+            answer = await post(
+                client, listener.url, call(request_id, "echo", {"text": "x"}), session=session
+            )
+            priming, response = answer.events
+            assert priming.data == ""
+            assert priming.id is not None
+            assert response.id is not None
+            stream, first = priming.id.rsplit("-", 1)
+            assert response.id == f"{stream}-{int(first) + 1}"

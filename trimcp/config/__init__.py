@@ -13,7 +13,10 @@ command (``trimcp.cli``) and the application (``trimcp.supervision``) are its ca
 To add a section, write a frozen settings dataclass in ``_settings.py`` whose fields are
 ``field(default=..., metadata=spec(meaning=..., check=...))``, add one field for it on
 SysConfig (``field(default_factory=NewSettings, metadata=spec(meaning=...))``), and document
-its keys in the repository's ``sys_config.toml``; the validator needs no new code.
+its keys in the repository's ``sys_config.toml``; the validator needs no new code. Rules that
+tie several settings together go in ``_rules.py``. A layer that checks a value later (the
+daemon parses the Host/Origin patterns) reports it with :func:`setting_error`, worded like
+every other config error and naming the file that set the key (``SysConfig.file_of``).
 """
 
 from __future__ import annotations
@@ -22,13 +25,20 @@ from ._load import CONFIG_ENV_VAR as CONFIG_ENV_VAR
 from ._load import DEFAULT_CONFIG_FILE as DEFAULT_CONFIG_FILE
 from ._load import find_config_file as find_config_file
 from ._load import load_config as load_config
+from ._merge import KeyOrigins as KeyOrigins
+from ._rules import setting_error as setting_error
 from ._settings import ActorSettings as ActorSettings
 from ._settings import ApplicationSettings as ApplicationSettings
+from ._settings import HttpSettings as HttpSettings
 from ._settings import LogFormat as LogFormat
 from ._settings import LoggingSettings as LoggingSettings
 from ._settings import LogLevel as LogLevel
+from ._settings import ServerSettings as ServerSettings
+from ._settings import SessionSettings as SessionSettings
+from ._settings import StdioSettings as StdioSettings
 from ._settings import SupervisionSettings as SupervisionSettings
 from ._settings import SysConfig as SysConfig
+from ._settings import WebSocketSettings as WebSocketSettings
 from ._toml_text import render_settings as render_settings
 from ._validate import validate_config as validate_config
 
@@ -37,13 +47,20 @@ __all__ = [
     "DEFAULT_CONFIG_FILE",
     "ActorSettings",
     "ApplicationSettings",
+    "HttpSettings",
+    "KeyOrigins",
     "LogFormat",
     "LogLevel",
     "LoggingSettings",
+    "ServerSettings",
+    "SessionSettings",
+    "StdioSettings",
     "SupervisionSettings",
     "SysConfig",
+    "WebSocketSettings",
     "find_config_file",
     "load_config",
     "render_settings",
+    "setting_error",
     "validate_config",
 ]

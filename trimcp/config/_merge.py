@@ -8,7 +8,8 @@ a file says is what you get. Pure: no files are read here.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,11 +33,11 @@ class Origins:
 
     def file_of(self, path: KeyPath) -> str:
         """Return the file that wrote ``path``, or the nearest table around it."""
-        for end in range(len(path), 0, -1):
-            file = self._by_path.get(path[:end])
-            if file is not None:
-                return file
-        return self.default
+        return _nearest(self._by_path, path, self.default)
+
+    def freeze(self) -> KeyOrigins:
+        """Return the records as they are now, as an immutable value."""
+        return KeyOrigins(self.default, tuple(self._by_path.items()))
 
     def record(self, path: KeyPath, file: str) -> None:
         """Note that ``file`` wrote the whole value at ``path``, replacing what was below."""
@@ -45,6 +46,32 @@ class Origins:
         for known in stale:
             del self._by_path[known]
         self._by_path[path] = file
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class KeyOrigins:
+    """Which file wrote each key path, frozen once loading is done (see ``Origins``).
+
+    Attributes:
+        default: the file a path belongs to when no record covers it.
+        paths: each recorded path with the file that last wrote it.
+    """
+
+    default: str
+    paths: tuple[tuple[KeyPath, str], ...] = ()
+
+    def file_of(self, path: KeyPath) -> str:
+        """Return the file that wrote ``path``, or the nearest table around it."""
+        return _nearest(dict(self.paths), path, self.default)
+
+
+def _nearest(by_path: Mapping[KeyPath, str], path: KeyPath, default: str) -> str:
+    for end in range(len(path), 0, -1):
+        file = by_path.get(path[:end])
+        if file is not None:
+            return file
+    return default
 
 
 def merge_table(

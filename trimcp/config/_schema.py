@@ -43,6 +43,8 @@ class Spec:
         check: an extra constraint on the value, or None.
         normalize: applied to a string value before choices and ``check`` are tested,
             e.g. ``str.upper`` for case-insensitive choices.
+        example: the value an error message suggests, when the default makes a poor
+            example (an empty string, say); None means the default.
         from_file: False for fields the loader fills in itself (such as
             ``SysConfig.sources``); a file that sets one gets an unknown-key error.
     """
@@ -50,6 +52,7 @@ class Spec:
     meaning: str = ""
     check: Check | None = None
     normalize: Callable[[str], str] | None = None
+    example: object = None
     from_file: bool = True
 
 
@@ -61,6 +64,7 @@ def spec(
     meaning: str,
     check: Check | None = None,
     normalize: Callable[[str], str] | None = None,
+    example: object = None,
 ) -> Mapping[str, Spec]:
     """Return field metadata declaring what a setting means and how its value is checked.
 
@@ -71,8 +75,9 @@ def spec(
         meaning: what the setting does and its unit, e.g. "seconds a call waits for a reply".
         check: an extra constraint, e.g. :func:`at_least`.
         normalize: applied to string input first, e.g. ``str.upper``.
+        example: the value error messages suggest instead of the default.
     """
-    return {_SPEC_KEY: Spec(meaning=meaning, check=check, normalize=normalize)}
+    return {_SPEC_KEY: Spec(meaning=meaning, check=check, normalize=normalize, example=example)}
 
 
 def internal() -> Mapping[str, Spec]:
@@ -96,6 +101,11 @@ def at_least(limit: float) -> Check:
 def above(limit: float) -> Check:
     """Require ``value > limit``. NaN fails, because every comparison with NaN is false."""
     return Check(test=lambda value: value > limit, rule=f"> {limit:g}")
+
+
+def between(low: int, high: int) -> Check:
+    """Require ``low <= value <= high``, both ends included."""
+    return Check(test=lambda value: low <= value <= high, rule=f"from {low} to {high}")
 
 
 def non_empty() -> Check:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, TypeGuard, TypeVar
 
 from ._merge import Origins
 from ._problem import Problem, config_error
+from ._rules import check_rules
 from ._schema import Spec, spec_of
 from ._settings import SysConfig
 from ._toml_text import KeyPath, describe, dotted, format_key, format_value
@@ -68,7 +69,8 @@ def validate_config(data: Mapping[str, object], *, file: str = "<mapping>") -> S
         file: named as the source in error messages.
 
     Raises:
-        ConfigError: describing every unknown key, wrong type and bad value, first found first.
+        ConfigError: describing every unknown key, wrong type and bad value, first found
+            first; or, when every key is right, every broken rule between settings.
     """
     return build_config(data, Origins(file), sources=())
 
@@ -76,8 +78,14 @@ def validate_config(data: Mapping[str, object], *, file: str = "<mapping>") -> S
 def build_config(
     data: Mapping[str, object], origins: Origins, *, sources: tuple[str, ...]
 ) -> SysConfig:
-    """Build a SysConfig from merged tables, naming in errors the file that wrote each key."""
-    return dataclasses.replace(build_settings(SysConfig, data, origins), sources=sources)
+    """Build a SysConfig from merged tables, naming in errors the file that wrote each key.
+
+    Each key is checked first; the rules between settings (``_rules.py``) only then.
+    """
+    built = build_settings(SysConfig, data, origins)
+    config = dataclasses.replace(built, sources=sources, written_by=origins.freeze())
+    check_rules(config)
+    return config
 
 
 def build_settings(cls: type[S], data: Mapping[str, object], origins: Origins) -> S:
@@ -205,7 +213,8 @@ class _Validator:
         # Name the field's own key in the example, even when an array item was wrong.
         table = tuple(part for part in path if isinstance(part, str))[:-1]
         where = f"  in the [{dotted(table)}] table" if table else "  at the top level"
-        example = f"write e.g.  {format_key(setting.name)} = {format_value(setting.default)}"
+        shown = setting.default if setting.spec.example is None else setting.spec.example
+        example = f"write e.g.  {format_key(setting.name)} = {format_value(shown)}"
         return self._reject(path, item, _expected(setting), example + where)
 
     def _unknown_key(

@@ -37,6 +37,7 @@ from trimcp.http._checks import (
 from trimcp.http._legacy import LegacySseStream
 from trimcp.http._stream import HttpSessionStream, ResponseStream
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode
+from trimcp.sessions import ConnectionBound
 from trimcp.transports import (
     CloseCode,
     OriginPolicy,
@@ -47,12 +48,11 @@ from trimcp.transports import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+    from collections.abc import Awaitable, Callable, MutableMapping
 
-    from trimcp.errors import MessageTooLarge
     from trimcp.http._options import HttpOptions
     from trimcp.sessions import SessionManager, SessionRecord
-    from trimcp.transports import AsgiWebSocketStream, EventStore
+    from trimcp.transports import EventStore
 
     Scope = MutableMapping[str, Any]
     Message = MutableMapping[str, Any]
@@ -235,7 +235,7 @@ class McpHttpApp:
         if stream is None:
             return
         try:
-            record = await self._manager.create_session(new_session_id(), _Connected(stream))
+            record = await self._manager.create_session(new_session_id(), ConnectionBound(stream))
         except SessionLimitReached as exc:
             await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=str(exc)[:120])
             return
@@ -285,6 +285,11 @@ class McpHttpApp:
                 )
         response = await stream.open_post(outline.request_ids, outline.progress_tokens)
         live = response.attach()
+        head = b""
+        if not self._options.json_response:
+            # The priming event is stored before the session sees the body, so its id comes
+            # before every id of the answer: resuming from it loses nothing.
+            head = await self._priming(response, stream.protocol_version or version)
         try:
             await self._feed(stream, body)
         except HttpRefusal:
@@ -293,8 +298,7 @@ class McpHttpApp:
         if self._options.json_response:
             await self._answer_json(live, outline.batch, send, extra=[])
         else:
-            shown = stream.protocol_version or version
-            await self._stream_sse(response, live, receive, send, shown, replay=())
+            await self._stream_sse(response, live, receive, send, head)
 
     async def _stateless(
         self, headers: Headers, outline: PostBody, receive: Receive, send: Send
@@ -422,7 +426,8 @@ class McpHttpApp:
                 raise HttpRefusal(400, f"Bad Request: {exc}") from None
             except EventsLost as exc:
                 raise HttpRefusal(410, f"Gone: {exc}") from None
-            await self._stream_sse(target, live, receive, send, version, replay=replay, prime=False)
+            head = b"".join(encode_event(data, event_id=event_id) for event_id, data in replay)
+            await self._stream_sse(target, live, receive, send, head)
             return
         if stream.standalone is not None and stream.standalone.attached:
             raise HttpRefusal(
@@ -430,9 +435,9 @@ class McpHttpApp:
                 "Conflict: this session already has an open GET stream; one per session",
             )
         standalone = await stream.open_standalone()
+        head = await self._priming(standalone, stream.protocol_version or version)
         live = standalone.attach()
-        shown = stream.protocol_version or version
-        await self._stream_sse(standalone, live, receive, send, shown, replay=())
+        await self._stream_sse(standalone, live, receive, send, head)
 
     # --- DELETE ----------------------------------------------------------------------------
 
@@ -445,23 +450,23 @@ class McpHttpApp:
 
     # --- SSE -------------------------------------------------------------------------------
 
-    async def _stream_sse(  # noqa: PLR0913 - one SSE response, with its whole setting
+    async def _priming(self, response: ResponseStream, version: str) -> bytes:
+        """Store and render the priming event (an id, ``retry``, empty data) for 2025-11-25."""
+        if not _priming_versions(version):
+            return b""
+        event_id = await response.priming_event_id()
+        return encode_event(None, event_id=event_id, retry_ms=self._options.retry_ms)
+
+    async def _stream_sse(
         self,
         response: ResponseStream,
         live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
         receive: Receive,
         send: Send,
-        version: str,
-        *,
-        replay: typing.Iterable[tuple[str, bytes]],
-        prime: bool = True,
+        head: bytes,
     ) -> None:
+        """Answer with an SSE stream: ``head`` (priming or replayed events), then ``live``."""
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        head = b""
-        if prime and _priming_versions(version):
-            event_id = await response.priming_event_id()
-            head = encode_event(None, event_id=event_id, retry_ms=self._options.retry_ms)
-        head += b"".join(encode_event(data, event_id=event_id) for event_id, data in replay)
         if head:
             await send({"type": "http.response.body", "body": head, "more_body": True})
         gone = False
@@ -517,37 +522,6 @@ class McpHttpApp:
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-@typing.final
-class _Connected:
-    """A connection-bound stream (WebSocket) as the session manager sees it.
-
-    Busy while connected: such a session ends with its connection, never by idle expiry
-    or eviction.
-    """
-
-    __slots__ = ("_stream",)
-
-    def __init__(self, stream: AsgiWebSocketStream) -> None:
-        self._stream = stream
-
-    busy = True
-
-    async def receive_message(self) -> bytes:
-        return await self._stream.receive_message()
-
-    def receive_ready(self) -> list[bytes | MessageTooLarge]:
-        return self._stream.receive_ready()
-
-    async def send_message(self, data: bytes) -> None:
-        await self._stream.send_message(data)
-
-    async def send_messages(self, messages: Sequence[bytes]) -> None:
-        await self._stream.send_messages(messages)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
 
 
 def _chunk(body: bytes) -> Message:

@@ -55,6 +55,9 @@ def _hypercorn_config(host: str, port: int) -> Config:
     bind_host = f"[{host}]" if ":" in host else host
     config.bind = [f"{bind_host}:{port}"]
     config.accesslog = None
+    # hypercorn's own messages go through the application's logging (its format, its level)
+    # instead of a stderr handler of hypercorn's.
+    config.errorlog = logging.getLogger("hypercorn.error")
     # Long-lived clients reuse one connection; hypercorn's default closes it after 1,000
     # requests, which costs a reconnect (STACK-NOTES.md).
     config.keep_alive_max_requests = 10_000_000

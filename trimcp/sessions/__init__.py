@@ -15,6 +15,7 @@ from ._context import RequestContext as RequestContext
 from ._context import SessionHandle as SessionHandle
 from ._handler import RequestHandler as RequestHandler
 from ._handler import SessionOptions as SessionOptions
+from ._manager import ConnectionBound as ConnectionBound
 from ._manager import ManagedStream as ManagedStream
 from ._manager import ManagerStatistics as ManagerStatistics
 from ._manager import SessionLimits as SessionLimits
@@ -30,6 +31,7 @@ from ._stdio import serve_stdio as serve_stdio
 
 __all__ = [
     "LOG_LEVELS",
+    "ConnectionBound",
     "ManagedStream",
     "ManagerStatistics",
     "Notify",

@@ -44,12 +44,16 @@ from trimcp.supervision import ChildSpec, Supervisor, start_child
 from ._session import Session
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from trimcp.actors import ExitReason, ReplyTo
+    from trimcp.errors import MessageTooLarge
     from trimcp.transports import MessageStream
 
     from ._handler import RequestHandler, SessionOptions
 
 __all__ = [
+    "ConnectionBound",
     "ManagedStream",
     "ManagerStatistics",
     "SessionLimits",
@@ -72,6 +76,42 @@ class ManagedStream(Protocol):
     async def aclose(self) -> None:
         """Close the stream: the session's input ends, its streams are ended."""
         ...
+
+
+@typing.final
+class ConnectionBound:
+    """A connection-bound stream (WebSocket, a legacy SSE connection) as the manager sees it.
+
+    Busy for as long as it exists: such a session ends with its connection, never by idle
+    expiry or eviction. Every ``MessageStream`` call goes to the wrapped stream.
+    """
+
+    __slots__ = ("_stream",)
+
+    busy = True
+
+    def __init__(self, stream: MessageStream) -> None:
+        self._stream = stream
+
+    async def receive_message(self) -> bytes:
+        """See ``MessageStream.receive_message``."""
+        return await self._stream.receive_message()
+
+    def receive_ready(self) -> list[bytes | MessageTooLarge]:
+        """See ``MessageStream.receive_ready``."""
+        return self._stream.receive_ready()
+
+    async def send_message(self, data: bytes) -> None:
+        """See ``MessageStream.send_message``."""
+        await self._stream.send_message(data)
+
+    async def send_messages(self, messages: Sequence[bytes]) -> None:
+        """See ``MessageStream.send_messages``."""
+        await self._stream.send_messages(messages)
+
+    async def aclose(self) -> None:
+        """See ``MessageStream.aclose``."""
+        await self._stream.aclose()
 
 
 @typing.final

@@ -1,0 +1,506 @@
+"""The daemon's MCP side: the server ``sys_config.toml`` names, and the listeners serving it.
+
+``trimcp serve`` reads the configuration and asks :func:`daemon_children` for the children of
+its root supervisor, one per enabled listener, started in this order and stopped in reverse::
+
+    Application                 root supervisor (trimcp.supervision)
+    ├── http                    [http]: SessionManager + hypercorn (trimcp.http)
+    ├── websocket               [websocket]: SessionManager + WebSocket listener
+    └── stdio                   [stdio]: one session on stdin/stdout; its end stops the daemon
+
+:func:`load_server` imports the ``[server] object`` ("package.module:attribute": an
+``MCPServer``, or a function of no arguments returning one). Everything that can go wrong
+while doing so (no such module, no such attribute, not a server, the factory raised) is a
+``ConfigError`` that names the setting and says what to change, like every other
+configuration error; so is a Host/Origin pattern that ``trimcp.transports.OriginPolicy``
+cannot parse (:func:`check_config`).
+
+A SIGHUP re-reads the file but does not touch what runs here: listeners keep their
+addresses and sessions their limits until the daemon restarts (:func:`restart_needed`
+names the tables whose changes wait for it).
+
+Not here: signals and the ordered stop (``trimcp.supervision.run_application``), the
+command line (``trimcp.cli``), the listeners themselves (``trimcp.http``,
+``trimcp.transports``) and the sessions (``trimcp.sessions``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import inspect
+import logging
+import secrets
+import sys
+import typing
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import trio
+
+from trimcp.actors import SHUTDOWN, whereis
+from trimcp.config import setting_error
+from trimcp.errors import SessionLimitReached
+from trimcp.http import HttpOptions, http_listener_spec
+from trimcp.server import MCPServer
+from trimcp.sessions import (
+    ConnectionBound,
+    SessionLimits,
+    SessionManager,
+    SessionOptions,
+    serve_stdio,
+)
+from trimcp.supervision import ChildSpec, supervisor_spec
+from trimcp.transports import CloseCode, OriginPolicy, serve_websocket
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from trimcp.config import (
+        ServerSettings,
+        SessionSettings,
+        SysConfig,
+        WebSocketSettings,
+    )
+    from trimcp.errors import ConfigError
+    from trimcp.sessions import RequestHandler
+    from trimcp.transports import WebSocketServerInfo, WebSocketStream
+
+__all__ = ["check_config", "daemon_children", "load_server", "restart_needed"]
+
+logger = logging.getLogger(__name__)
+
+_OBJECT_KEY = ("server", "object")
+_PATTERN_KEYS = (
+    ("http", "allowed_hosts"),
+    ("http", "allowed_origins"),
+    ("websocket", "allowed_hosts"),
+    ("websocket", "allowed_origins"),
+)
+_PATTERN_SYNTAX = {
+    "allowed_hosts": 'a host pattern: "host", "host:port" or "host:*" (IPv6 in brackets), or'
+    ' "*" for any host',
+    "allowed_origins": 'an origin pattern: "host", "host:port" or "host:*", optionally after'
+    ' "scheme://"; "null"; or "*" for any origin',
+}
+# What a RequestHandler has (trimcp.sessions); an object with all of them is served as is.
+_HANDLER_MEMBERS = (
+    "server_info",
+    "capabilities",
+    "instructions",
+    "handle_request",
+    "handle_notification",
+    "session_opened",
+    "session_closed",
+)
+# Tables a SIGHUP re-reads but that only take effect when the daemon starts.
+_START_ONLY = ("supervision", "actors", "server", "http", "websocket", "stdio", "sessions")
+# sys.path entries shown when a module is not found; the rest are elided.
+_SHOWN_PATH_ENTRIES = 8
+
+
+def check_config(config: SysConfig) -> None:
+    """Check what the configuration validator cannot: the Host and Origin patterns.
+
+    Raises:
+        ConfigError: a pattern is malformed; names the key, e.g. ``http.allowed_hosts[1]``.
+    """
+    for table, key in _PATTERN_KEYS:
+        for index, pattern in enumerate(getattr(getattr(config, table), key)):
+            try:
+                if key == "allowed_hosts":
+                    OriginPolicy(allowed_hosts=(pattern,))
+                else:
+                    OriginPolicy(allowed_origins=(pattern,))
+            except ValueError as exc:
+                path = (table, key, index)
+                raise setting_error(
+                    config.file_of(path),
+                    path,
+                    given=pattern,
+                    expected=_PATTERN_SYNTAX[key],
+                    fix=f'write e.g.  {key} = ["localhost:*", "mcp.example.com:443"]  in the'
+                    f" [{table}] table",
+                    detail=(str(exc),),
+                ) from exc
+
+
+def load_server(
+    setting: ServerSettings, base_dir: Path, *, file: str = "the configuration"
+) -> RequestHandler:
+    """Import ``setting.object`` and return the server it names.
+
+    ``setting.path`` entries, relative to ``base_dir``, are put at the front of
+    ``sys.path`` first (this changes ``sys.path`` for the whole process). A function is
+    called once, with no arguments, and must return the server.
+
+    Args:
+        setting: the ``[server]`` table; ``object`` must not be empty.
+        base_dir: the folder ``setting.path`` is relative to (that of the file setting it).
+        file: the file named in error messages.
+
+    Raises:
+        ConfigError: the module cannot be imported, has no such attribute, the attribute is
+            not a server or a function returning one, or that function raised. The message
+            says which, and the ``__cause__`` is the original exception.
+    """
+    module_name, colon, attribute = setting.object.partition(":")
+    if not (module_name and colon and attribute):
+        raise _object_error(
+            setting,
+            file,
+            'a string of the form "package.module:attribute"',
+            'write e.g.  object = "myapp.server:server"  in the [server] table',
+        )
+    _extend_sys_path(setting.path, base_dir)
+    module = _import(setting, module_name, base_dir, file)
+    target = _attribute(setting, module, attribute, file)
+    return _as_handler(setting, target, file)
+
+
+def daemon_children(config: SysConfig) -> list[ChildSpec]:
+    """Return the children ``trimcp serve`` runs: one per enabled listener (module docstring).
+
+    Checks the patterns (:func:`check_config`) and loads the server (:func:`load_server`)
+    first. With no ``[server] object`` there is nothing to serve and the list is empty
+    (the validator already refused a listener enabled without a server).
+
+    Raises:
+        ConfigError: see :func:`check_config` and :func:`load_server`.
+    """
+    check_config(config)
+    if not config.server.object:
+        return []
+    path_file = config.file_of(("server", "path"))
+    base_dir = Path(path_file).parent if config.sources else Path.cwd()
+    handler = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
+    children = _listeners(config, handler)
+    info = handler.server_info
+    if children:
+        logger.info(
+            "serving %s %s (%s) over %s",
+            info.name,
+            info.version,
+            config.server.object,
+            ", ".join(child.id for child in children),
+        )
+    else:
+        logger.warning(
+            "%s (%s) is loaded but not served: enable [http], [websocket] or [stdio]",
+            info.name,
+            config.server.object,
+        )
+    return children
+
+
+def restart_needed(running: SysConfig, new: SysConfig) -> list[str]:
+    """Return the tables (``"[http]"``, ...) that differ but take effect only at start.
+
+    A SIGHUP applies ``[logging]`` and ``application.stop_timeout``; listeners are not
+    rebound, and the supervision tree keeps the limits it started with.
+    """
+    changed = [f"[{name}]" for name in _START_ONLY if getattr(running, name) != getattr(new, name)]
+    if running.application.name != new.application.name:
+        changed.insert(0, "application.name")
+    return changed
+
+
+# --- loading the server ---------------------------------------------------------------------
+
+
+def _object_error(
+    setting: ServerSettings,
+    file: str,
+    expected: str,
+    fix: str,
+    detail: Sequence[str] = (),
+) -> ConfigError:
+    return setting_error(
+        file, _OBJECT_KEY, given=setting.object, expected=expected, fix=fix, detail=detail
+    )
+
+
+def _extend_sys_path(folders: Sequence[str], base_dir: Path) -> None:
+    for folder in reversed(folders):
+        entry = str((base_dir / folder).resolve())
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
+    # A folder's listing may be cached from before its module was written.
+    importlib.invalidate_caches()
+
+
+def _import(setting: ServerSettings, name: str, base_dir: Path, file: str) -> object:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or name
+        if name == missing or name.startswith(missing + "."):
+            raise _not_found(setting, name, missing, base_dir, file) from exc
+        raise _object_error(
+            setting,
+            file,
+            "a module whose imports are installed",
+            f"install {missing.partition('.')[0]} into the environment trimcp runs in"
+            f" ({sys.prefix}), or add its folder to path in the [server] table",
+            (f"importing {name!r} failed: it imports {missing!r}, which is not installed",),
+        ) from exc
+    # The user's module runs here: whatever it raises is reported as this setting's problem.
+    except Exception as exc:
+        raise _object_error(
+            setting,
+            file,
+            "a module that imports without errors",
+            "correct the module at the place shown above",
+            (f"importing {name!r} raised {_one_line(exc)}", *_where(exc)),
+        ) from exc
+
+
+def _not_found(
+    setting: ServerSettings, name: str, missing: str, base_dir: Path, file: str
+) -> ConfigError:
+    shown = [f"  {entry or '(the current directory)'}" for entry in sys.path]
+    if len(shown) > _SHOWN_PATH_ENTRIES:
+        shown[_SHOWN_PATH_ENTRIES:] = [f"  ... and {len(shown) - _SHOWN_PATH_ENTRIES} more"]
+    top = missing.partition(".")[0]
+    example = "" if setting.path else ', e.g.  path = ["."]'
+    return _object_error(
+        setting,
+        file,
+        "an importable module",
+        f"add the folder that holds {top}/ or {top}.py to path in the [server] table (relative"
+        f" to {base_dir}){example}; or install the package",
+        (f"no module named {missing!r} on sys.path:", *shown),
+    )
+
+
+def _attribute(setting: ServerSettings, module: object, attribute: str, file: str) -> object:
+    module_name = setting.object.partition(":")[0]
+    target = module
+    done: list[str] = []
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError as exc:
+            owner = ".".join([module_name, *done]) if done else module_name
+            fix = _attribute_fix(target, part, f"{module_name}:{''.join(p + '.' for p in done)}")
+            raise _object_error(
+                setting,
+                file,
+                "the name of an attribute of the module",
+                fix,
+                (f"{owner!r} has no attribute {part!r}",),
+            ) from exc
+        done.append(part)
+    return target
+
+
+def _attribute_fix(owner: object, wanted: str, prefix: str) -> str:
+    names = [name for name in dir(owner) if not name.startswith("_")]
+    close = difflib.get_close_matches(wanted, names, n=1)
+    if close:
+        return f'did you mean "{prefix}{close[0]}"?'
+    servers = [name for name in names if isinstance(getattr(owner, name, None), MCPServer)]
+    if servers:
+        listed = ", ".join(f'"{prefix}{name}"' for name in servers)
+        return f"it holds these servers: {listed}"
+    return "define it there, or correct the name after the colon"
+
+
+def _as_handler(setting: ServerSettings, target: object, file: str) -> RequestHandler:
+    if _is_handler(target):
+        return typing.cast("RequestHandler", target)
+    expected = "an MCPServer, or a function of no arguments returning one"
+    if inspect.iscoroutinefunction(target):
+        raise _object_error(
+            setting,
+            file,
+            expected,
+            "make it a plain function (def, not async def) that builds and returns the server",
+            (f"{setting.object} is an async function",),
+        )
+    if not callable(target):
+        raise _object_error(
+            setting,
+            file,
+            expected,
+            "point object at the MCPServer, or at a function that returns it",
+            (f"{setting.object} is {_kind(target)}",),
+        )
+    try:
+        made = target()
+    # The user's factory runs here: whatever it raises is reported as this setting's problem.
+    except Exception as exc:
+        raise _object_error(
+            setting,
+            file,
+            expected,
+            "the function is called with no arguments; correct it, or name the server itself",
+            (f"calling {setting.object}() raised {_one_line(exc)}", *_where(exc)),
+        ) from exc
+    if _is_handler(made):
+        return typing.cast("RequestHandler", made)
+    if inspect.iscoroutine(made):
+        made.close()
+    raise _object_error(
+        setting,
+        file,
+        expected,
+        "return the MCPServer from the function",
+        (f"{setting.object}() returned {_kind(made)}, not a server",),
+    )
+
+
+def _is_handler(value: object) -> bool:
+    if isinstance(value, MCPServer):
+        return True
+    if isinstance(value, type) or inspect.ismodule(value):
+        return False
+    return all(hasattr(value, member) for member in _HANDLER_MEMBERS)
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, type):
+        return f"the class {value.__qualname__}"
+    if inspect.ismodule(value):
+        return f"the module {value.__name__}"
+    return f"a value of type {type(value).__qualname__}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _where(exc: BaseException) -> tuple[str, ...]:
+    """Return where ``exc`` was raised, as one ``at file:line`` line (none if unknown)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return (f"at {exc.filename}:{exc.lineno}",)
+    frame = exc.__traceback__
+    if frame is None:
+        return ()
+    while frame.tb_next is not None:
+        frame = frame.tb_next
+    return (f"at {frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}",)
+
+
+# --- the listeners --------------------------------------------------------------------------
+
+
+def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
+    options = _session_options(config.sessions, handler)
+    limits = SessionLimits(
+        idle_timeout=config.sessions.idle_timeout, max_sessions=config.sessions.max_sessions
+    )
+    children: list[ChildSpec] = []
+    if config.http.enabled:
+        http = config.http
+        http_options = HttpOptions(
+            path=http.path,
+            websocket_path=http.websocket_path or None,
+            json_response=http.json_response,
+            stateless=http.stateless,
+            max_body_size=http.max_body_size,
+            keepalive_interval=http.keepalive_interval or None,
+            retry_ms=http.retry_ms,
+            resumable=http.resumable,
+            max_events_per_stream=http.max_events_per_stream,
+            event_ttl=http.event_ttl,
+            allowed_hosts=http.allowed_hosts,
+            allowed_origins=http.allowed_origins,
+        )
+        children.append(
+            http_listener_spec(
+                handler,
+                host=http.host,
+                port=http.port,
+                options=http_options,
+                limits=limits,
+                session_options=options,
+            )
+        )
+    if config.websocket.enabled:
+        children.append(_websocket_spec(handler, config.websocket, options, limits))
+    if config.stdio.enabled:
+        children.append(_stdio_spec(handler, options, config.application.name))
+    return children
+
+
+def _session_options(settings: SessionSettings, handler: RequestHandler) -> SessionOptions:
+    # Keep what the server asks for itself (legacy_aliases, ...); the table sets the limits.
+    base = getattr(handler, "session_options", None)
+    if not isinstance(base, SessionOptions):
+        base = SessionOptions()
+    return dataclasses.replace(
+        base,
+        initialization_timeout=settings.initialization_timeout,
+        request_timeout=settings.request_timeout,
+        max_message_size=settings.max_message_size,
+    )
+
+
+def _websocket_spec(
+    handler: RequestHandler,
+    settings: WebSocketSettings,
+    options: SessionOptions,
+    limits: SessionLimits,
+) -> ChildSpec:
+    """Return the WebSocket listener's supervisor, shaped like the HTTP listener's.
+
+    ``rest_for_one``: if the manager fails, the listener restarts with the new one.
+    """
+    holder: list[SessionManager] = []
+
+    def build_manager() -> SessionManager:
+        manager = SessionManager(handler, options, limits)
+        holder[:] = [manager]
+        return manager
+
+    async def listen(
+        task_status: trio.TaskStatus[WebSocketServerInfo] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
+        manager = holder[0]
+
+        async def on_stream(stream: WebSocketStream) -> None:
+            await _serve_connection(manager, stream)
+
+        await serve_websocket(
+            on_stream,
+            host=settings.host,
+            port=settings.port,
+            path=settings.path,
+            allowed_hosts=settings.allowed_hosts,
+            allowed_origins=settings.allowed_origins,
+            max_message_size=options.max_message_size,
+            task_status=task_status,
+        )
+
+    children = [
+        ChildSpec.for_actor("session-manager", build_manager),
+        ChildSpec("websocket-listener", listen),
+    ]
+    return supervisor_spec("websocket", children, strategy="rest_for_one", intensity=3, period=10.0)
+
+
+async def _serve_connection(manager: SessionManager, stream: WebSocketStream) -> None:
+    try:
+        record = await manager.create_session(secrets.token_hex(16), ConnectionBound(stream))
+    except SessionLimitReached:
+        await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason="session limit reached")
+        return
+    await record.ref.wait_exited()
+
+
+def _stdio_spec(handler: RequestHandler, options: SessionOptions, application: str) -> ChildSpec:
+    async def serve() -> None:
+        await serve_stdio(handler, options=options)
+        # A stdio server's client owns the process: when it closes stdin, the daemon goes.
+        logger.info("stdin closed: stopping %s", application)
+        root = whereis(application)
+        if root is not None:
+            root.request_stop(SHUTDOWN)
+
+    return ChildSpec("stdio", serve, restart="temporary")
