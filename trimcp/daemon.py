@@ -411,6 +411,7 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
             event_ttl=http.event_ttl,
             allowed_hosts=http.allowed_hosts,
             allowed_origins=http.allowed_origins,
+            legacy_sse=http.legacy_sse,
         )
         children.append(
             http_listener_spec(

@@ -229,6 +229,7 @@ class HttpSettings:
         event_ttl: seconds an event is kept for resuming.
         allowed_hosts: ``Host`` header patterns accepted (DNS-rebinding protection).
         allowed_origins: ``Origin`` header patterns accepted.
+        legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients.
     """
 
     enabled: bool = field(default=False, metadata=spec(meaning="serve MCP over HTTP"))
@@ -281,6 +282,10 @@ class HttpSettings:
     )
     allowed_origins: tuple[str, ...] = field(
         default=_LOCALHOST, metadata=spec(meaning="Origin header patterns accepted")
+    )
+    legacy_sse: bool = field(
+        default=False,
+        metadata=spec(meaning="also serve the 2024-11-05 HTTP+SSE transport (/sse, /messages)"),
     )
 
 
