@@ -53,6 +53,12 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = Path(__file__).resolve().parent / "servers"
+
+# Run as a script, this directory is sys.path[0], where a sibling named like a standard module
+# (bench/http.py) would shadow it for the in-process import of trimcp.server below.
+if sys.path and Path(sys.path[0] or ".").resolve() == SERVERS.parent:
+    del sys.path[0]
+
 PROTOCOL_VERSION = "2025-11-25"
 DEPTHS = (1, 32)
 READ_TIMEOUT = 30.0  # seconds without any byte from a server before the run fails
@@ -210,8 +216,12 @@ class ServerProcess:
 
     def close(self) -> None:
         """Close stdin (the server's cue to exit), give it a moment, then kill it."""
+        # Through the Popen's file object, which owns the fd: a bare os.close would leave
+        # that object to close the same number again when collected, by then maybe another
+        # server's pipe.
+        assert self.proc.stdin is not None
         with contextlib.suppress(OSError):
-            os.close(self.wfd)
+            self.proc.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=2)
         _kill(self.proc)

@@ -317,8 +317,10 @@ def progress_params_to_wire(params: ProgressParams) -> JsonObject:
 
 def progress_token_of(params: JsonObject | None) -> ProgressToken | None:
     """Return ``params._meta.progressToken`` if the request asked for progress."""
-    token = (_sub(params, "_meta") or {}).get("progressToken")
-    return token if is_request_id(token) else None
+    # Runs for every request: plain lookups, no helpers.
+    meta = params.get("_meta") if params is not None else None
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if token is not None and is_request_id(token) else None
 
 
 def client_flags_for_request(method: str, params: JsonObject | None) -> tuple[str, ...]:

@@ -217,11 +217,14 @@ class ToolEntry:
         except ArgumentError as exc:
             problems = "; ".join(str(problem) for problem in exc.problems)
             return error_result(f"Invalid arguments for tool {self.name}: {problems}")
-        kwargs = dict(call.kwargs)
+        kwargs = call.kwargs  # a fresh dict per call: ours to extend
         for parameter in self.schema.context_parameters:
             kwargs[parameter] = context
         try:
-            value = await self._run(call.args, kwargs)
+            if self.is_async or self.run_in_thread:
+                value = await self._run(call.args, kwargs)
+            else:  # the common quick sync tool: no coroutine around the call
+                value = self.fn(*call.args, **kwargs)
             return self._result(value)
         except UrlElicitationRequired:
             raise
@@ -234,9 +237,7 @@ class ToolEntry:
     async def _run(self, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
         if self.is_async:
             return await self.fn(*args, **kwargs)
-        if self.run_in_thread:
-            return await trio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
-        return self.fn(*args, **kwargs)
+        return await trio.to_thread.run_sync(functools.partial(self.fn, *args, **kwargs))
 
     def _result(self, value: object) -> JsonObject:
         output = self.schema.output

@@ -3,16 +3,22 @@
 A session owns a ``ServerConnection`` (the sans-IO core), the transport's ``MessageStream``,
 the requests in flight (one cancel scope each) and its own outgoing requests. Data flows:
 
-    reader task: a whole read's messages --> core.receive --> request tasks
-    request task --> handler --> core.send_result --> write (one batch per idle writer)
+    reader task: a whole read's messages --> core.receive --> handler, run inline
+    reply --> core.send_result --> queued; the whole read's replies leave in one write
 
 The reader is the session's own helper task and feeds the core directly instead of casting
 each read to the actor's mailbox: that hop cost a scheduling round per request, a third of
 the time of a lone stdio request (bench/RESULTS.md). The mailbox carries what comes from
 outside the connection: notifications posted by other actors and the server, and timers.
+
+Requests run in the reader task itself, since most handlers answer without ever waiting:
+a task spawn and a cancel scope per request were another third. A handler that does wait
+keeps running concurrently all the same: just before it first suspends, a fresh reader task
+takes over the reading, and the task it suspended in becomes that request's own task, whose
+cancel scope the client's ``notifications/cancelled`` cancels (``_read_loop``).
+
 Request, reader and actor tasks all run in one trio thread and touch the core only through
-synchronous calls, so no state is shared across an ``await``. Replies ready together leave
-in one write.
+synchronous calls, so no state is shared across an ``await``.
 
 What a session deliberately is not: it does not decide what methods mean (``RequestHandler``
 does), it does not frame bytes (the ``MessageStream`` does), and it does not outlive its
@@ -22,11 +28,14 @@ stream: end of input, a broken transport or an initialization timeout end it nor
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import math
-from collections.abc import Awaitable, Callable
+import types
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 import trio
 
@@ -70,6 +79,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 ProgressCallback = Callable[[ProgressParams], Awaitable[None]]
 
 # What the core is told for a request the client cancelled; it is never sent.
@@ -112,6 +123,20 @@ class Notify:
 
 
 @final
+class _Reading:
+    """The reading role, held by one task at a time (see ``Session._read_loop``)."""
+
+    __slots__ = ("request", "scope")
+
+    def __init__(self) -> None:
+        # Encloses the task's whole reading; once the task adopts a request, the request's.
+        self.scope = trio.CancelScope()
+        # The request this task adopted when its handler first suspended; then it reads no
+        # more. RequestId is str | int, never None.
+        self.request: RequestId | None = None
+
+
+@final
 class _Outgoing:
     """One of our requests to the client, waiting for its answer."""
 
@@ -149,11 +174,24 @@ class Session(Actor):
             ),
         )
         self.log_level: str | None = None
+        # Requests running in a task of their own (handlers that waited), for cancellation
+        # and draining; a request answered inline by the reader is never listed.
         self._requests: dict[RequestId, trio.CancelScope] = {}
         self._outgoing: dict[RequestId, _Outgoing] = {}
+        # Read but not yet acted on, in order: messages not yet fed to the core, and events
+        # the core returned. Shared so a new reader carries on where the last one stopped.
+        self._inbox: deque[bytes | MessageTooLarge] = deque()
+        self._events: deque[Event] = deque()
         # Encoded messages waiting for the stream; flushed by whichever task finds the
-        # stream idle (see ``write``). ``_room`` wakes writers waiting for space.
+        # stream idle (see ``write``), or at the end of the reader's batch for what the
+        # reader queued. ``_room`` wakes writers waiting for space.
         self._pending: list[bytes] = []
+        # A stream that can write without waiting (``StdioStream.send_messages_now``: write
+        # what the output takes now, keep the rest for the next ``send_messages``) saves
+        # a shielded flush per write; ``MessageStream`` does not require it.
+        self._send_now: Callable[[Sequence[bytes]], bool] | None = getattr(
+            stream, "send_messages_now", None
+        )
         self._flushing = False
         self._write_closed = False
         self._room = trio.Event()
@@ -168,7 +206,7 @@ class Session(Actor):
     # --- lifecycle ----------------------------------------------------------------------
 
     async def init(self) -> None:
-        """Start the reader and writer tasks and the initialization timer."""
+        """Start the reader task and the initialization timer."""
         self.start_soon(self._read_loop)
         self._handler.session_opened(SessionHandle(self))
         if self._options.initialization_timeout != math.inf:
@@ -194,28 +232,36 @@ class Session(Actor):
         while self._flushing:
             await self._idle.wait()
         if self._pending and not self._write_closed:
-            self._flushing = True
-            try:
-                await self._flush()
-            finally:
-                self._flushing = False
+            await self._flush_pending()
 
     # --- inbound ------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
-        stream = self._stream
-        while True:
-            batch: list[bytes | MessageTooLarge]
-            try:
-                batch = [await stream.receive_message()]
-            except MessageTooLarge as exc:
-                batch = [exc]
-            except (TransportClosed, TransportBroken) as exc:
-                logger.debug("session %s: input ended (%r)", self.name, exc)
-                self._drain()
-                return
-            batch.extend(stream.receive_ready())
-            await self._process(batch)
+        """Read and act on messages until input ends or this task adopts a request.
+
+        Requests run inline, in this task (``_run_request``). When a handler is about to
+        suspend for the first time, ``_hand_over`` starts a new reader task, which carries
+        on with the rest of the batch and the reading, and this task stays with the
+        request: from then on ``role.scope`` is that request's cancel scope. Replies the
+        reader produced are queued and leave together at the end of its batch.
+        """
+        role = _Reading()
+        stream, inbox = self._stream, self._inbox
+        with role.scope:
+            while not await self._process_backlog(role):
+                if self._pending and not self._flushing:
+                    self._flush_soon()
+                try:
+                    inbox.append(await stream.receive_message())
+                except MessageTooLarge as exc:
+                    inbox.append(exc)
+                except (TransportClosed, TransportBroken) as exc:
+                    logger.debug("session %s: input ended (%r)", self.name, exc)
+                    self._drain()
+                    break
+                inbox.extend(stream.receive_ready())
+        if role.request is not None and role.scope.cancelled_caught:
+            self._release_cancelled(role.request)
 
     async def handle_cast(self, message: object) -> None:
         """Send a notification cast by another actor (``Notify``)."""
@@ -224,14 +270,29 @@ class Session(Actor):
         else:
             await super().handle_cast(message)
 
-    async def _process(self, batch: list[bytes | MessageTooLarge]) -> None:
-        """Feed one read's worth of messages to the core and act on its events, in order."""
-        for item in batch:
-            if isinstance(item, MessageTooLarge):
-                await self._refuse_oversized(item)
-                continue
-            for event in self.connection.receive(item):
-                await self._on_event(event)
+    async def _process_backlog(self, role: _Reading) -> bool:
+        """Feed what was read to the core and act on its events, in order.
+
+        Returns True if this task adopted a request on the way (it must stop reading).
+        """
+        events, inbox = self._events, self._inbox
+        while True:
+            if events:
+                event = events.popleft()
+                if type(event) is not RequestReceived:
+                    await self._on_event(event)
+                    continue
+                await self._run_request(event, role)
+                if role.request is not None:
+                    return True
+            elif inbox:
+                item = inbox.popleft()
+                if isinstance(item, MessageTooLarge):
+                    await self._refuse_oversized(item)
+                else:
+                    events.extend(self.connection.receive(item))
+            else:
+                return False
 
     def _drain(self) -> None:
         """Input ended: finish the requests in flight, then stop (bounded by drain_timeout).
@@ -275,7 +336,7 @@ class Session(Actor):
             message=str(error),
             data={"size": error.size, "limit": error.limit},
         )
-        await self.write(self.connection.send_error(None, refusal))
+        await self._write_later(self.connection.send_error(None, refusal))
 
     async def handle_info(self, message: object) -> None:
         """Send posted notifications; close the session if the handshake did not finish."""
@@ -304,14 +365,11 @@ class Session(Actor):
         await super().handle_info(message)
 
     async def _on_event(self, event: Event) -> None:
-        if isinstance(event, RequestReceived):
-            scope = trio.CancelScope()
-            self._requests[event.request.id] = scope
-            self.start_soon(self._run_request, event, scope)
-        elif isinstance(event, ReplyToSend):
-            await self.write(event.data)
+        """Act on an event other than a request (``_run_request`` runs those)."""
+        if isinstance(event, ReplyToSend):
+            await self._write_later(event.data)
         elif isinstance(event, InitializeReceived):
-            await self.write(self.connection.respond_to_initialize())
+            await self._write_later(self.connection.respond_to_initialize())
         elif isinstance(event, Initialized):
             if self._init_timer is not None:
                 self._init_timer.cancel()
@@ -345,44 +403,68 @@ class Session(Actor):
 
     # --- running requests ---------------------------------------------------------------
 
-    async def _run_request(self, event: RequestReceived, scope: trio.CancelScope) -> None:
+    async def _run_request(self, event: RequestReceived, role: _Reading) -> None:
+        """Run the handler in the reader's task; answer inline or as the adopted request.
+
+        The client's cancellation of an adopted request ends this by ``Cancelled``, which
+        ``role.scope`` catches in ``_read_loop``.
+        """
         request = event.request
         context = RequestContext(self, request.id, event.progress_token)
-        data = b""
-        with scope:
-            try:
-                result = await self._handler.handle_request(request, context)
-            except JsonRpcError as exc:
-                data = self.connection.send_error(request.id, error_object_for(exc))
-            except Exception as exc:
-                logger.error(
-                    "session %s: handler for %s (id %r) failed",
-                    self.name,
-                    request.method,
-                    request.id,
-                    exc_info=exc,
-                    extra={"session": self.name, "method": request.method},
-                )
-                data = self.connection.send_error(request.id, error_object_for(exc))
-            else:
-                data = self._encode_result(request.id, request.method, result)
-        del self._requests[request.id]
-        if scope.cancelled_caught:
-            self._release_cancelled(request.id)
+        coro = self._handler.handle_request(request, context)
+        try:
+            # A copy of the context, as a task of its own would get: a handler's context
+            # variables must not leak into the reader and the requests after it.
+            result = await _run_inline(
+                coro, contextvars.copy_context(), self._hand_over, role, request.id
+            )
+        except JsonRpcError as exc:
+            data = self.connection.send_error(request.id, error_object_for(exc))
+        except Exception as exc:
+            logger.error(
+                "session %s: handler for %s (id %r) failed",
+                self.name,
+                request.method,
+                request.id,
+                exc_info=exc,
+                extra={"session": self.name, "method": request.method},
+            )
+            data = self.connection.send_error(request.id, error_object_for(exc))
         else:
-            await self.write(data)
+            data = self._encode_result(request.id, request.method, result)
+        if role.request is None:  # answered inline
+            if data and len(self._pending) < self._options.write_queue and not self._write_closed:
+                self._pending.append(data)  # _write_later's common case, without the call
+            else:
+                await self._write_later(data, request=True)
+            return
+        del self._requests[request.id]
+        await self.write(data)
         if self._draining and not self._requests:
             self.stop(NORMAL)
 
-    def _release_cancelled(self, request_id: RequestId) -> None:
-        """Tell the core a cancelled request is over; it writes nothing for it.
+    def _hand_over(self, role: _Reading, request_id: RequestId) -> None:
+        """Let a new task read: this one is about to suspend in the handler it runs.
 
-        Cancelled by the client: the core still tracks the id until it is "answered" (and
-        encodes nothing). Cancelled because the session is stopping: nobody is left to answer.
+        Called synchronously just before the handler's first suspension, so nothing else
+        runs in between; the request becomes cancellable through ``role.scope``.
         """
+        role.request = request_id
+        self._requests[request_id] = role.scope
+        self.start_soon(self._read_loop)
+
+    def _release_cancelled(self, request_id: RequestId) -> None:
+        """Forget an adopted request the client cancelled; nothing is written for it.
+
+        The core still tracks the id until it is "answered" (and encodes nothing). A request
+        cancelled because the session is stopping never gets here: nobody is left to answer.
+        """
+        self._requests.pop(request_id, None)
         if self.connection.is_cancelled(request_id):
             with contextlib.suppress(LocalProtocolError):
                 self.connection.send_error(request_id, _CANCELLED)
+        if self._draining and not self._requests:
+            self.stop(NORMAL)
 
     def _encode_result(self, request_id: RequestId, method: str, result: JsonObject) -> bytes:
         try:
@@ -412,44 +494,113 @@ class Session(Actor):
         There is no writer task: if the stream is idle, the caller writes, taking along
         whatever others queued meanwhile; if another task is writing, the message is queued
         for it and the caller returns at once (waiting only while ``write_queue`` messages are
-        already queued). Replies that are ready together leave in one write, and a reply to a
-        lone request costs no extra task switch. The write is shielded: cancelling the task
-        that happens to be flushing must not cut a message in half; closing the stream (the
-        session's ``terminate``) ends a write that is stuck.
+        already queued). Replies that are ready together leave in one write. A stream with
+        ``send_messages_now`` is written without waiting when it takes everything, so this
+        is not always a schedule point. A write that must wait is shielded: cancelling the
+        task that happens to be flushing must not cut a message in half; closing the stream
+        (the session's ``terminate``) ends a write that is stuck.
         """
         if not data:
             return True
         while len(self._pending) >= self._options.write_queue and not self._write_closed:
-            self._room = trio.Event() if self._room.is_set() else self._room
-            await self._room.wait()
+            if self._flushing:
+                self._room = trio.Event() if self._room.is_set() else self._room
+                await self._room.wait()
+            else:  # the reader queued these and has not flushed yet
+                await self._flush_pending()
         if self._write_closed:
             logger.debug("session %s is closing; dropped %d bytes", self.name, len(data))
             return False
         self._pending.append(data)
         if not self._flushing:
-            self._flushing = True
-            self._idle = trio.Event()
-            try:
-                with trio.CancelScope(shield=True):
-                    await self._flush()
-            finally:
-                self._flushing = False
-                self._idle.set()
+            await self._flush_pending()
         return True
 
+    async def _write_later(self, data: bytes, *, request: bool = False) -> None:
+        """Queue a message from the reader's batch; ``_flush_soon`` sends it with the rest.
+
+        With the queue full, a reply (``request``) is handed to a task of its own, as if
+        its request had run in one, so the reader keeps reading; anything else waits here.
+        """
+        if not data:
+            return
+        if len(self._pending) < self._options.write_queue and not self._write_closed:
+            self._pending.append(data)
+        elif request:
+            self.start_soon(self.write, data)
+        else:
+            await self.write(data)
+
+    def _flush_soon(self) -> None:
+        """Write what is queued now, or start a task to: the reader never waits to write.
+
+        The caller found something queued and no flush running.
+        """
+        if not self._write_now():
+            self._flushing = True
+            self._idle = trio.Event()
+            self.start_soon(self._flush_started)
+
+    def _write_now(self) -> bool:
+        """Write what is queued without waiting; return False if some of it must wait.
+
+        What the stream could not take stays with it (``send_messages_now``) and goes
+        first in the next ``_flush``. Also True when the output has ended.
+        """
+        if self._send_now is None:
+            return False
+        try:
+            done = self._send_now(self._take_batch())
+        except (TransportClosed, TransportBroken) as exc:
+            self._output_ended(exc)
+            return True
+        return done and not self._pending
+
+    async def _flush_pending(self) -> None:
+        """Write what is queued, in this task; no other task may be flushing."""
+        if self._write_now():
+            return
+        self._flushing = True
+        self._idle = trio.Event()
+        await self._flush_started()
+
+    async def _flush_started(self) -> None:
+        """Finish the flush begun by setting ``_flushing``; shielded (see ``write``)."""
+        try:
+            with trio.CancelScope(shield=True):
+                await self._flush()
+        finally:
+            self._flushing = False
+            self._idle.set()
+
+    def _take_batch(self) -> list[bytes]:
+        """Take the next batch off the queue, waking writers if it was full."""
+        pending = self._pending
+        if len(pending) >= self._options.write_queue:
+            self._room.set()  # writers wait only for a full queue (see ``write``)
+        if len(pending) <= _WRITE_BATCH:
+            self._pending = []
+            return pending
+        self._pending = pending[_WRITE_BATCH:]
+        return pending[:_WRITE_BATCH]
+
     async def _flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending[:_WRITE_BATCH], self._pending[_WRITE_BATCH:]
-            self._room.set()
+        while True:
             try:
-                await self._stream.send_messages(batch)
+                # An empty batch still sends what ``send_messages_now`` kept back.
+                await self._stream.send_messages(self._take_batch())
             except (TransportClosed, TransportBroken) as exc:
-                logger.debug("session %s: output ended (%r)", self.name, exc)
-                self._write_closed = True
-                self._pending.clear()
-                self._room.set()
-                self.stop(NORMAL)
+                self._output_ended(exc)
                 return
+            if not self._pending:
+                return
+
+    def _output_ended(self, exc: TransportClosed | TransportBroken) -> None:
+        logger.debug("session %s: output ended (%r)", self.name, exc)
+        self._write_closed = True
+        self._pending.clear()
+        self._room.set()
+        self.stop(NORMAL)
 
     async def send_log(self, level: str, data: JsonValue, logger_name: str | None) -> bool:
         """Send ``notifications/message`` unless ``level`` is below the client's filter."""
@@ -518,3 +669,37 @@ def _unwrap(method: str, response: Result | ErrorObject | None) -> JsonObject:
         return response.result
     data = None if not isinstance(response.data, dict | list | str | int | float) else response.data
     raise JsonRpcError(response.code, response.message, data)
+
+
+@types.coroutine
+def _run_inline(
+    coro: Coroutine[Any, Any, T],
+    context: contextvars.Context,
+    on_suspend: Callable[[_Reading, RequestId], None],
+    role: _Reading,
+    request_id: RequestId,
+) -> Generator[Any, Any, T]:
+    """Run ``coro`` in the awaiting task, in ``context``, as ``await`` would.
+
+    Just before ``coro`` first yields to trio (it is about to suspend), call
+    ``on_suspend(role, request_id)``; a coroutine that finishes without suspending never
+    calls it. After that, trio's resumptions pass straight through: trio resumes a task
+    with ``send`` (an outcome), and throws in only after a foreign yield.
+    """
+    resume: Callable[[Any], Any] = coro.send
+    value: Any = None
+    suspended = False
+    while True:
+        try:
+            message = context.run(resume, value)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # the coroutine's own T
+        if not suspended:
+            suspended = True
+            on_suspend(role, request_id)
+        try:
+            value = yield message
+        except Exception as exc:  # noqa: BLE001  (not handled: thrown into the coroutine)
+            resume, value = coro.throw, exc
+        else:
+            resume = coro.send

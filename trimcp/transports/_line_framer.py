@@ -46,8 +46,9 @@ class LineFramer:
     seen (or at EOF), ``next_message`` raises ``MessageTooLarge`` once, in stream order, and
     then carries on with the following line.
 
-    Use: ``feed`` each chunk, then call ``next_message`` until it returns ``None``; at end of
-    input call ``feed_eof`` and drain again. An unterminated last line counts as a message.
+    Use: ``feed`` each chunk, then call ``next_message`` until it returns ``None`` (or call
+    ``messages`` once); at end of input call ``feed_eof`` and drain again. An unterminated
+    last line counts as a message.
     """
 
     def __init__(self, max_message_size: int) -> None:
@@ -123,6 +124,42 @@ class LineFramer:
             line = self._take(end)
             if line:
                 return line
+
+    def messages(self) -> list[bytes | MessageTooLarge]:
+        """Return every message ``next_message`` would return now, in one call.
+
+        An over-long line appears as its ``MessageTooLarge``, in stream order, instead of
+        being raised. A reader that takes a whole read's messages at once (``StdioStream``
+        does) saves a call per message and the final empty check.
+        """
+        out: list[bytes | MessageTooLarge] = []
+        if self._too_large is not None:
+            out.append(MessageTooLarge(self._too_large, self._limit))
+            self._too_large = None
+        buffer, limit, start = self._buffer, self._limit, self._start
+        end = buffer.find(b"\n", self._scan)
+        while end >= 0:
+            # The same steps as _take, inlined: this loop runs once per message.
+            size = end - start
+            stop = end - 1 if size and buffer[end - 1] == 0x0D else end  # b"\r"
+            if stop - start > limit:
+                out.append(MessageTooLarge(size, limit))
+            elif stop - start >= _COPY_THROUGH_VIEW:
+                with memoryview(buffer) as view, view[start:stop] as line:
+                    out.append(bytes(line))
+            elif stop > start:
+                out.append(bytes(buffer[start:stop]))
+            start = end + 1
+            end = buffer.find(b"\n", start)
+        self._start = self._scan = start
+        try:
+            last = self._no_line_ending()
+        except MessageTooLarge as exc:
+            out.append(exc)
+        else:
+            if last is not None:
+                out.append(last)
+        return out
 
     def _take(self, end: int) -> bytes:
         """Consume the line ending at ``end`` (the ``\\n``'s index); return its content."""

@@ -7,8 +7,13 @@ framing (through the sans-IO ``LineFramer``) over any ``trio.abc.ReceiveStream``
 
 No threads: the official Python SDK wraps stdio files in worker threads and pays for it on
 every message (ARCHITECTURE.md, performance budget). We read and write the file descriptors
-with ``trio.lowlevel.FdStream``, trio's own non-blocking fd stream, and send a batch of
-replies as one ``send_all``.
+of ``trio.lowlevel.FdStream``, trio's own non-blocking fd stream, and send a batch of
+replies as one write. On an ``FdStream`` the stream mostly calls ``os.read``/``os.write``
+itself: ``FdStream.receive_some``/``send_all`` always take a scheduling round before the
+call, and for a lone request those rounds were most of trimcp's time (bench/RESULTS.md).
+A pipe or socket is read by waiting in trio's I/O loop until it is readable, then reading,
+so the wait is the read's only schedule point; ``send_messages_now`` writes at once and
+keeps what the kernel does not take (``EAGAIN``) for ``send_messages``, which waits.
 
 What ``FdStream`` makes of each kind of stdin/stdout (checked on Linux, trio 0.35):
 
@@ -34,9 +39,12 @@ protocol stream nor eat protocol input. Logs belong on stderr; the daemon's logg
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import stat
 import sys
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
@@ -96,11 +104,14 @@ class StdioStream(trio.abc.AsyncResource):
     Cancelling ``receive_message`` loses nothing: bytes already read stay buffered. A
     message already buffered is returned after a cancellation check but without a schedule
     point (a full ``trio.lowlevel.checkpoint`` costs ~10 µs, a tenth of the per-request
-    budget); every read from the byte stream is a full checkpoint.
+    budget); every read from the byte stream is a full checkpoint. On a pipe or socket that
+    checkpoint is the wait until the fd is readable.
 
     Sending writes the whole batch as one ``send_all``. If cancelled mid-way, part of the
-    batch may have been written and the stream should be closed. Only one task may send and
-    one task receive at a time (trio raises ``BusyResourceError`` otherwise).
+    batch may have been written and the stream should be closed. ``send_messages_now``
+    writes without waiting and keeps what the kernel did not take for the next
+    ``send_messages``. Only one task may send and one task receive at a time
+    (``trio.BusyResourceError`` otherwise).
 
     Closing (``aclose``, idempotent) closes both byte streams; a task blocked in
     ``receive_message`` then gets ``TransportClosed``.
@@ -122,12 +133,25 @@ class StdioStream(trio.abc.AsyncResource):
         self._max_message_size = max_message_size
         self._receive_size = receive_size
         self._closed = False
+        # Messages framed but not yet returned (an oversized one as its error), in order.
+        self._ready: deque[bytes | MessageTooLarge] = deque()
+        self._eof = False  # the framer has had its feed_eof
+        # Real file descriptors are read and written directly (see the module docstring);
+        # -1 when not. Only aclose closes them, and every use checks _closed first, so a
+        # number is never used after its fd was closed (and maybe reused).
+        self._pipe_in = _pollable_fd(receive_stream)
+        self._fd_out = _fd_of(send_stream)
+        # Framed bytes accepted by send_messages_now but not written yet; they go first.
+        self._unsent = b""
+        self._receiving = False
+        self._sending = False
 
     def statistics(self) -> StdioStreamStatistics:
         """Return a snapshot of the receive buffer and settings."""
         framer = self._framer.statistics()
+        ready = sum(len(item) + 1 for item in self._ready if isinstance(item, bytes))
         return StdioStreamStatistics(
-            buffered_bytes=framer.buffered_bytes,
+            buffered_bytes=framer.buffered_bytes + ready,
             peak_buffered_bytes=framer.peak_buffered_bytes,
             discarding_bytes=framer.discarding_bytes,
             max_message_size=self._max_message_size,
@@ -148,35 +172,34 @@ class StdioStream(trio.abc.AsyncResource):
         """
         if self._closed:
             raise TransportClosed("the stdio stream is closed")
-        message = self._framer.next_message()
-        if message is not None:
+        ready = self._ready
+        if ready:
             await trio.lowlevel.checkpoint_if_cancelled()
-            return message
-        while message is None:
-            if self._framer.at_eof:
+        while not ready:
+            if self._eof:
                 raise TransportClosed("end of input: the peer closed its end of the stream")
             await self._receive_chunk()
-            message = self._framer.next_message()
+        message = ready.popleft()
+        if isinstance(message, MessageTooLarge):
+            raise message
         return message
 
     def receive_ready(self) -> list[bytes | MessageTooLarge]:
         """Return the lines already buffered, without reading (see ``MessageStream``)."""
-        ready: list[bytes | MessageTooLarge] = []
-        if self._closed:
-            return ready
-        while True:
-            try:
-                message = self._framer.next_message()
-            except MessageTooLarge as exc:
-                ready.append(exc)
-                continue
-            if message is None:
-                return ready
-            ready.append(message)
+        if self._closed or not self._ready:
+            return []
+        ready = list(self._ready)
+        self._ready.clear()
+        return ready
 
     async def _receive_chunk(self) -> None:
+        """Read once (a full checkpoint) and frame what arrived."""
+        data: bytes | bytearray
         try:
-            data = await self._receive_stream.receive_some(self._receive_size)
+            if self._pipe_in >= 0:
+                data = await self._read_pipe(self._pipe_in)
+            else:
+                data = await self._receive_stream.receive_some(self._receive_size)
         except trio.ClosedResourceError:
             raise TransportClosed("the stdio stream is closed") from None
         except trio.BrokenResourceError as exc:
@@ -185,6 +208,35 @@ class StdioStream(trio.abc.AsyncResource):
             self._framer.feed(data)
         else:
             self._framer.feed_eof()
+            self._eof = True
+        self._ready.extend(self._framer.messages())
+
+    async def _read_pipe(self, fd: int) -> bytes:
+        """Wait until ``fd`` is readable, then read it: the wait is the one schedule point.
+
+        Waiting first, not trying first as ``FdStream`` and trio's sockets do, saves a
+        failing read per lone request; a pipe or socket with data is readable at once.
+
+        Raises:
+            trio.ClosedResourceError: the stream was closed (also while waiting).
+            trio.BrokenResourceError: the read failed.
+        """
+        if self._receiving:
+            raise trio.BusyResourceError("another task is receiving on this stdio stream")
+        self._receiving = True
+        try:
+            while True:
+                await trio.lowlevel.wait_readable(fd)
+                if self._closed:
+                    raise trio.ClosedResourceError("the stdio stream is closed")
+                try:
+                    return os.read(fd, self._receive_size)
+                except BlockingIOError:
+                    continue  # readable, then not: someone else read it first
+                except OSError as exc:
+                    raise _fd_error(exc) from exc
+        finally:
+            self._receiving = False
 
     async def send_message(self, data: bytes) -> None:
         """Write ``data`` and a ``\\n``.
@@ -200,30 +252,78 @@ class StdioStream(trio.abc.AsyncResource):
     async def send_messages(self, messages: Sequence[bytes]) -> None:
         """Write ``messages`` in order, one line each, in a single ``send_all``.
 
+        Bytes kept back by ``send_messages_now`` go first, also when ``messages`` is empty.
+
         Raises:
             LocalProtocolError: a message is empty or holds a ``\\n``; nothing was written.
             TransportClosed: this stream was closed.
             TransportBroken: the peer is gone (``EPIPE`` and the like).
         """
-        if self._closed:
-            raise TransportClosed("the stdio stream is closed")
-        if not messages:
+        payload = self._framed(messages)
+        if not payload:
             await trio.lowlevel.checkpoint()
             return
-        payload = b"\n".join([*messages, b""])
-        # Exactly one b"\n" per message, and no empty line (the receiver would skip it).
-        # Both scans run at memchr speed over bytes we are about to copy to the kernel anyway.
-        if payload.count(b"\n") != len(messages) or not all(messages):
-            raise LocalProtocolError(
-                "a stdio message must be non-empty and contain no raw newline "
-                "(MCP 2025-11-25, Transports, stdio); encode JSON compactly"
-            )
+        self._sending = True
         try:
             await self._send_stream.send_all(payload)
         except trio.ClosedResourceError:
             raise TransportClosed("the stdio stream is closed") from None
         except trio.BrokenResourceError as exc:
             raise TransportBroken(f"writing the stdio stream failed: {exc!r}") from exc
+        finally:
+            self._sending = False
+
+    def send_messages_now(self, messages: Sequence[bytes]) -> bool:
+        """Write ``messages`` (one line each) as far as the output takes them without waiting.
+
+        Returns True when everything is written. Otherwise the rest is kept, in order, and
+        the next send writes it first: call ``send_messages`` (with no messages, or more) to
+        finish it. Only an ``FdStream`` output is written here; for any other byte stream
+        everything is kept. Never a schedule point, so a reply to a lone request costs no
+        extra scheduling round; the caller's next wait for input is its schedule point.
+
+        Raises:
+            LocalProtocolError: a message is empty or holds a ``\\n``; nothing was written.
+            TransportClosed: this stream was closed.
+            TransportBroken: the peer is gone (``EPIPE`` and the like).
+        """
+        payload = self._framed(messages)
+        if not payload:
+            return True
+        written = 0
+        if self._fd_out >= 0:
+            try:
+                written = os.write(self._fd_out, payload)
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno == errno.EBADF:
+                    raise TransportClosed("the stdio stream is closed") from None
+                raise TransportBroken(f"writing the stdio stream failed: {exc!r}") from exc
+            if written == len(payload):
+                return True
+        self._unsent = payload[written:]
+        return False
+
+    def _framed(self, messages: Sequence[bytes]) -> bytes:
+        """Return the bytes to write next: what was kept back, then ``messages`` as lines."""
+        if self._closed:
+            raise TransportClosed("the stdio stream is closed")
+        if self._sending:
+            raise trio.BusyResourceError("another task is sending on this stdio stream")
+        unsent, self._unsent = self._unsent, b""
+        if not messages:
+            return unsent
+        payload = b"\n".join([*messages, b""])
+        # Exactly one b"\n" per message, and no empty line (the receiver would skip it).
+        # Both scans run at memchr speed over bytes we are about to copy to the kernel anyway.
+        if payload.count(b"\n") != len(messages) or not all(messages):
+            self._unsent = unsent
+            raise LocalProtocolError(
+                "a stdio message must be non-empty and contain no raw newline "
+                "(MCP 2025-11-25, Transports, stdio); encode JSON compactly"
+            )
+        return unsent + payload if unsent else payload
 
     async def aclose(self) -> None:
         """Close both byte streams. Idempotent; later calls of anything else raise."""
@@ -235,6 +335,36 @@ class StdioStream(trio.abc.AsyncResource):
             await self._send_stream.aclose()
         finally:
             await self._receive_stream.aclose()
+
+
+def _fd_of(stream: trio.abc.SendStream | trio.abc.ReceiveStream) -> int:
+    """Return the fd of an ``FdStream``, else -1."""
+    if sys.platform != "win32" and isinstance(stream, trio.lowlevel.FdStream):
+        return stream.fileno()
+    return -1
+
+
+def _pollable_fd(stream: trio.abc.ReceiveStream) -> int:
+    """Return the fd of an ``FdStream`` on a pipe or socket, else -1.
+
+    Only those can be waited on before reading: epoll refuses regular files and
+    ``/dev/null``, and a terminal is left to ``FdStream``'s own way.
+    """
+    fd = _fd_of(stream)
+    if fd < 0:
+        return -1
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return -1
+    return fd if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) else -1
+
+
+def _fd_error(exc: OSError) -> trio.ClosedResourceError | trio.BrokenResourceError:
+    # The same mapping as FdStream's own calls.
+    if exc.errno == errno.EBADF:
+        return trio.ClosedResourceError("file was already closed")
+    return trio.BrokenResourceError(str(exc))
 
 
 def open_stdio_stream(
