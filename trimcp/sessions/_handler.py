@@ -80,6 +80,8 @@ class SessionOptions:
         max_message_size: bytes; larger messages are refused before parsing.
         legacy_aliases: accept ``list_tools``/``call_tool``-style method names.
         write_queue: replies buffered for the writer before request handlers wait for it.
+        write_timeout: seconds a write may wait for a client that reads nothing before the
+            session gives up on it and closes (a stalled peer never blocks a shutdown).
         drain_timeout: seconds the requests still running when input ends (the client
             closed stdin or the connection) get to finish and be answered before the
             session stops anyway.
@@ -91,3 +93,4 @@ class SessionOptions:
     legacy_aliases: bool = False
     write_queue: int = 256
     drain_timeout: float = 5.0
+    write_timeout: float = 60.0

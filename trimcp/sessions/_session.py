@@ -585,10 +585,21 @@ class Session(Actor):
         return pending[:_WRITE_BATCH]
 
     async def _flush(self) -> None:
+        timeout = self._options.write_timeout
         while True:
             try:
-                # An empty batch still sends what ``send_messages_now`` kept back.
-                await self._stream.send_messages(self._take_batch())
+                # Bounded even though the flush is shielded: a peer that stops reading
+                # must not keep the session (and its supervisor's shutdown) waiting forever.
+                with trio.move_on_after(timeout) as stuck:
+                    # An empty batch still sends what ``send_messages_now`` kept back.
+                    await self._stream.send_messages(self._take_batch())
+                if stuck.cancelled_caught:
+                    logger.warning(
+                        "session %s: the client took nothing for %g s; closing the session",
+                        self.name,
+                        timeout,
+                    )
+                    raise TransportBroken(f"the client read nothing for {timeout:g} s")
             except (TransportClosed, TransportBroken) as exc:
                 self._output_ended(exc)
                 return
