@@ -6,8 +6,19 @@ import logging
 
 import pytest
 import trio
+from hypothesis import given
+from hypothesis import strategies as st
 
 from trimcp.http import HttpSessionStream
+from trimcp.http._stream import peek_id, progress_token_of
+from trimcp.protocol import (
+    ErrorObject,
+    ErrorResponse,
+    Notification,
+    Request,
+    Result,
+    encode_message,
+)
 from trimcp.transports import MemoryEventStore
 
 RESPONSE_7 = b'{"jsonrpc":"2.0","id":7,"result":{}}'
@@ -75,3 +86,22 @@ async def test_close_request_stream_keeps_collecting_for_resumption() -> None:
     with pytest.raises(trio.EndOfChannel):
         await resumed.receive()
     await stream.aclose()
+
+
+ids = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=20))
+
+
+@given(ids)
+def test_peek_id_reads_what_the_encoder_wrote(request_id: str | int) -> None:
+    assert peek_id(encode_message(Result(id=request_id, result={"a": [1]}))) == (request_id, True)
+    error = ErrorResponse(id=request_id, error=ErrorObject(code=-1, message="m"))
+    assert peek_id(encode_message(error)) == (request_id, True)
+    request = Request(id=request_id, method="roots/list", params=None)
+    assert peek_id(encode_message(request)) == (request_id, False)
+
+
+@given(ids, st.floats(0, 1e6, allow_nan=False))
+def test_progress_token_of_reads_what_the_encoder_wrote(token: str | int, value: float) -> None:
+    params = {"progressToken": token, "progress": value}
+    data = encode_message(Notification(method="notifications/progress", params=params))
+    assert progress_token_of(data) == token

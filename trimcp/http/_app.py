@@ -193,8 +193,7 @@ class McpHttpApp:
             await record.stream.feed(body)
         except TransportClosed:
             raise HttpRefusal(404, "Not Found: the session has ended") from None
-        await send({"type": "http.response.start", "status": 202, "headers": []})
-        await send({"type": "http.response.body", "body": b"Accepted"})
+        await _send_fixed(send, 202, b"Accepted", [])
 
     async def _legacy_stream(self, headers: Headers, receive: Receive, send: Send) -> None:
         check_accept_for_get(headers.get("accept"))
@@ -273,8 +272,7 @@ class McpHttpApp:
         )
         if not outline.request_ids:
             await self._feed(stream, body)
-            await send({"type": "http.response.start", "status": 202, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+            await _send_fixed(send, 202, b"", [])
             return
         for request_id in outline.request_ids:
             if stream.in_flight(request_id):
@@ -283,7 +281,11 @@ class McpHttpApp:
                     f"Invalid Request: request id {request_id!r} is already in flight in this "
                     "session; use a new id",
                 )
-        response = await stream.open_post(outline.request_ids, outline.progress_tokens)
+        response = await stream.open_post(
+            outline.request_ids,
+            outline.progress_tokens,
+            resumable=not self._options.json_response,
+        )
         live = response.attach()
         head = b""
         if not self._options.json_response:
@@ -321,7 +323,7 @@ class McpHttpApp:
             raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
         try:
             if outline.initialize:
-                response = await stream.open_post(outline.request_ids)
+                response = await stream.open_post(outline.request_ids, resumable=False)
                 live = response.attach()
                 await self._feed(stream, outline.raw)
                 answers = await _collect(live)
@@ -345,7 +347,7 @@ class McpHttpApp:
                 "clientInfo": {"name": "stateless-http-client", "version": "0"},
             },
         }
-        response = await stream.open_post([request_id])
+        response = await stream.open_post([request_id], resumable=False)
         live = response.attach()
         await self._feed(stream, orjson.dumps(initialize))
         answers = await _collect(live)
@@ -364,7 +366,7 @@ class McpHttpApp:
             raise HttpRefusal(
                 503, f"Service Unavailable: {exc}", code=ErrorCode.INTERNAL_ERROR
             ) from None
-        response = await stream.open_post(request_ids)  # type: ignore[arg-type]
+        response = await stream.open_post(request_ids, resumable=False)  # type: ignore[arg-type]
         live = response.attach()
         await self._feed(stream, body)
         answers = await _collect(live)
@@ -445,8 +447,7 @@ class McpHttpApp:
         session_id = check_session_id(headers.get("mcp-session-id"))
         if not await self._manager.end_session(session_id, "deleted by the client"):
             raise HttpRefusal(404, "Not Found: unknown or expired session")
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
+        await _send_fixed(send, 200, b"", [])
 
     # --- SSE -------------------------------------------------------------------------------
 
@@ -574,19 +575,20 @@ async def _read_body(headers: Headers, receive: Receive, limit: int) -> bytes:
 
 
 async def _send_json(send: Send, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [*_JSON, *extra]})
+    await _send_fixed(send, 200, body, [*_JSON, *extra])
+
+
+async def _send_fixed(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """Answer with a body known in full: with Content-Length, so it leaves unchunked."""
+    length = (b"content-length", str(len(body)).encode("ascii"))
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
     await send({"type": "http.response.body", "body": body})
 
 
 async def _refuse(send: Send, refusal: HttpRefusal) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": refusal.status,
-            "headers": [*_JSON, *refusal.headers],
-        }
-    )
-    await send({"type": "http.response.body", "body": refusal.body()})
+    await _send_fixed(send, refusal.status, refusal.body(), [*_JSON, *refusal.headers])
 
 
 async def _plain(send: Send, status: int, text: bytes) -> None:

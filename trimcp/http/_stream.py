@@ -52,6 +52,7 @@ _LIVE_QUEUE = 64
 _HEAD = b'{"jsonrpc":"2.0",'
 _ID_HEAD = _HEAD + b'"id":'
 _PROGRESS = _HEAD + b'"method":"notifications/progress"'
+_PROGRESS_TOKEN = _PROGRESS + b',"params":{"progressToken":'
 _INBOX = 16
 # Messages the standalone stream's reader may miss before it is disconnected.
 _MAX_DROPPED = 256
@@ -234,13 +235,16 @@ class HttpSessionStream:
         self,
         request_ids: Sequence[RequestId],
         progress_tokens: Sequence[tuple[str | int, RequestId]] = (),
+        *,
+        resumable: bool = True,
     ) -> ResponseStream:
         """Make the stream on which the responses to ``request_ids`` will come.
 
-        Progress for the ``progress_tokens`` goes on it too.
+        Progress for the ``progress_tokens`` goes on it too. ``resumable=False`` (an answer
+        sent as one JSON body, which nobody can resume) stores nothing.
         """
         stream_id = None
-        if self.store is not None:
+        if self.store is not None and resumable:
             stream_id = await self.store.open_stream(self.session_id)
         stream = ResponseStream(self, stream_id, request_ids)
         for request_id in request_ids:
@@ -452,7 +456,21 @@ def peek_id(data: bytes) -> tuple[RequestId | None, bool]:
 
 
 def progress_token_of(data: bytes) -> str | int | None:
-    """Return the ``progressToken`` of an encoded progress notification."""
+    """Return the ``progressToken`` of an encoded progress notification.
+
+    trimcp's encoder writes ``"params":{"progressToken":<token>,`` right after the method;
+    only that token is decoded then, not the whole message.
+    """
+    start = len(_PROGRESS_TOKEN)
+    if data.startswith(_PROGRESS_TOKEN):
+        end = data.find(b',"', start)
+        if end > start and b"\\" not in data[start:end]:
+            try:
+                token = orjson.loads(data[start:end])
+            except orjson.JSONDecodeError:
+                token = None
+            if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+                return token
     try:
         message = orjson.loads(data)
     except orjson.JSONDecodeError:
