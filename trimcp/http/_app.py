@@ -72,6 +72,8 @@ _SSE_HEADERS = [
 _JSON = [(b"content-type", b"application/json")]
 # Most events joined into one write when a stream has a backlog.
 _EVENT_BATCH = 64
+# Seconds an SSE answer waits for its first events before sending what it has.
+_FIRST_EVENT_WAIT = 0.05
 
 
 def _priming_versions(version: str) -> bool:
@@ -466,10 +468,29 @@ class McpHttpApp:
         send: Send,
         head: bytes,
     ) -> None:
-        """Answer with an SSE stream: ``head`` (priming or replayed events), then ``live``."""
+        """Answer with an SSE stream: ``head`` (priming or replayed events), then ``live``.
+
+        Most answers are ready within milliseconds: the first events are awaited briefly
+        (``_FIRST_EVENT_WAIT``) and leave in one write with ``head``, and a stream that has
+        already ended is finished in that same write, with no watcher task at all. Only a
+        stream still open after that gets the task that notices the client leaving.
+        """
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        if head:
-            await send({"type": "http.response.body", "body": head, "more_body": True})
+        chunks = [head] if head else []
+        ended = False
+        with trio.move_on_after(_FIRST_EVENT_WAIT):
+            item = await _next(live)
+            if item is None:
+                ended = True
+            else:
+                chunks.append(encode_event(item[1], event_id=item[0]))
+                ended = _drain(live, chunks)
+        if ended:
+            live.close()
+            await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": False})
+            return
+        if chunks:
+            await send(_chunk(b"".join(chunks)))
         gone = False
         async with trio.open_nursery() as nursery:
 
@@ -523,6 +544,19 @@ class McpHttpApp:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _drain(live: trio.MemoryReceiveChannel[tuple[str | None, bytes]], chunks: list[bytes]) -> bool:
+    """Add the events already waiting (up to ``_EVENT_BATCH``); True if the stream ended."""
+    while len(chunks) < _EVENT_BATCH:
+        try:
+            event_id, data = live.receive_nowait()
+        except trio.WouldBlock:
+            return False
+        except trio.EndOfChannel:
+            return True
+        chunks.append(encode_event(data, event_id=event_id))
+    return False
 
 
 def _chunk(body: bytes) -> Message:
