@@ -524,23 +524,18 @@ class McpHttpApp:
                     with trio.move_on_after(keepalive) as idle:
                         item = await _next(live)
                     if idle.cancelled_caught:
-                        comment = keepalive_comment()
-                        await send(
-                            {"type": "http.response.body", "body": comment, "more_body": True}
-                        )
+                        await send(_chunk(keepalive_comment()))
                         continue
                 if item is None:
                     return
                 chunks = [encode_event(item[1], event_id=item[0])]
-                while len(chunks) < _EVENT_BATCH:
-                    try:
-                        event_id, data = live.receive_nowait()
-                    except (trio.WouldBlock, trio.EndOfChannel):
+                # Let the producer run once more per round while it keeps adding events, so a
+                # burst (progress) leaves in a few writes instead of one write per event.
+                while not _drain(live, chunks) and len(chunks) < _EVENT_BATCH:
+                    await trio.lowlevel.checkpoint()
+                    if live.statistics().current_buffer_used == 0:
                         break
-                    chunks.append(encode_event(data, event_id=event_id))
-                await send(
-                    {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
-                )
+                await send(_chunk(b"".join(chunks)))
 
 
 # --- helpers ---------------------------------------------------------------------------------
