@@ -1,8 +1,9 @@
 """What a request handler can do while it runs: ``RequestContext`` and ``SessionHandle``.
 
-Both are thin views of the session actor. Handlers run as helper tasks of that actor, in the
-same trio thread, so these methods touch the session's protocol state directly and
-synchronously (no await between a check and its update), and queue bytes for its writer.
+Both are thin views of the session actor. Handlers run in the session's reader task until
+they first wait, then in a helper task of their own, always in the same trio thread, so
+these methods touch the session's protocol state directly and synchronously (no await
+between a check and its update), and queue bytes for its writer.
 """
 
 from __future__ import annotations
