@@ -103,6 +103,11 @@ class ActorRef:
         return self._cell.name
 
     @property
+    def queued(self) -> int:
+        """Messages waiting in the actor's mailbox now (both lanes); cheap to read."""
+        return len(self._cell.mailbox)
+
+    @property
     def alive(self) -> bool:
         """True until the actor has exited."""
         return self._cell.alive

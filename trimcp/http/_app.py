@@ -35,7 +35,7 @@ from trimcp.http._checks import (
     new_session_id,
 )
 from trimcp.http._legacy import LegacySseStream
-from trimcp.http._stream import HttpSessionStream, ResponseStream
+from trimcp.http._stream import HttpSessionStream, ResponseStream, peek_id
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode
 from trimcp.sessions import ConnectionBound
 from trimcp.transports import (
@@ -409,7 +409,7 @@ class McpHttpApp:
         send: Send,
         extra: list[tuple[bytes, bytes]],
     ) -> None:
-        answers = [data for data in await _collect(live) if _is_response(data)]
+        answers = [data for data in await _collect(live) if peek_id(data)[1]]
         body = b"[" + b",".join(answers) + b"]" if batch else (answers[0] if answers else b"")
         await _send_json(send, body, extra)
 
@@ -573,11 +573,6 @@ async def _collect(live: trio.MemoryReceiveChannel[tuple[str | None, bytes]]) ->
         async for _, data in live:
             collected.append(data)
     return collected
-
-
-def _is_response(data: bytes) -> bool:
-    message = orjson.loads(data)
-    return isinstance(message, dict) and "method" not in message
 
 
 async def _read_body(headers: Headers, receive: Receive, limit: int) -> bytes:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from trimcp.errors import TransportClosed
+from trimcp.http._stream import ready_now
 from trimcp.transports import encode_event
 
 if TYPE_CHECKING:
@@ -67,12 +68,7 @@ class LegacySseStream:
 
     def receive_ready(self) -> list[bytes | MessageTooLarge]:
         """Return the messages already POSTed, without waiting."""
-        ready: list[bytes | MessageTooLarge] = []
-        while True:
-            try:
-                ready.append(self._in_receive.receive_nowait())
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                return ready
+        return ready_now(self._in_receive)
 
     async def send_message(self, data: bytes) -> None:
         """Queue one message for the SSE stream."""

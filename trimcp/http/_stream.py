@@ -30,13 +30,20 @@ import trio
 from trimcp.errors import TransportClosed, UnknownEventId
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
     from trimcp.errors import MessageTooLarge
     from trimcp.protocol import RequestId
     from trimcp.transports import EventStore
 
-__all__ = ["HttpSessionStream", "ResponseStream", "Routed", "peek_id", "progress_token_of"]
+__all__ = [
+    "HttpSessionStream",
+    "ResponseStream",
+    "Routed",
+    "peek_id",
+    "progress_token_of",
+    "ready_now",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -342,12 +349,7 @@ class HttpSessionStream:
 
     def receive_ready(self) -> list[bytes | MessageTooLarge]:
         """Return the bodies already fed, without waiting."""
-        ready: list[bytes | MessageTooLarge] = []
-        while True:
-            try:
-                ready.append(self._inbox_receive.receive_nowait())
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                return ready
+        return ready_now(self._inbox_receive)
 
     async def send_message(self, data: bytes) -> None:
         """Send one message on the stream it belongs to (see ``route_of``)."""
@@ -422,6 +424,16 @@ class HttpSessionStream:
                 await self.store.forget_session(self.session_id)
 
 
+def ready_now(receive: trio.MemoryReceiveChannel[bytes]) -> list[bytes | MessageTooLarge]:
+    """Return what ``receive`` holds now, without waiting (``MessageStream.receive_ready``)."""
+    ready: list[bytes | MessageTooLarge] = []
+    while True:
+        try:
+            ready.append(receive.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+            return ready
+
+
 def peek_id(data: bytes) -> tuple[RequestId | None, bool]:
     """Return a message's id and whether it is a response, reading as little as possible.
 
@@ -480,12 +492,3 @@ def progress_token_of(data: bytes) -> str | int | None:
     if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
         return token
     return None
-
-
-async def events_of(
-    receive: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
-) -> AsyncIterator[tuple[str | None, bytes]]:
-    """Yield a reader's events until its stream ends or it is cut off."""
-    async with receive:
-        async for item in receive:
-            yield item

@@ -12,7 +12,6 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, final
 
-from trimcp.errors import ActorGone
 from trimcp.protocol import Phase
 
 if TYPE_CHECKING:
@@ -128,11 +127,7 @@ class SessionHandle:
         memory stays bounded, whatever one client does.
         """
         session = self._session
-        try:
-            queued = session.ref.statistics().mailbox_length
-        except ActorGone:
-            return False
-        if queued >= MAX_QUEUED_NOTICES:
+        if session.ref.queued >= MAX_QUEUED_NOTICES:
             dropped = _DROPPED[session] = _DROPPED.get(session, 0) + 1
             if dropped == 1:
                 logger.warning(
