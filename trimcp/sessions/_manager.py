@@ -309,11 +309,10 @@ class SessionManager(Actor):
                 reply_to.fail(exc)
                 return DEFER
         if isinstance(message, _Terminate):
-            record = self.table._remove(message.session_id)
+            record = self.table.peek(message.session_id)
             if record is None:
                 return False
-            self._counts["terminated"] += 1
-            await self._end(record, message.reason)
+            await self._end(record, "terminated", message.reason)
             return True
         return await super().handle_call(message, reply_to)
 
@@ -350,13 +349,11 @@ class SessionManager(Actor):
                     f"all {self.limits.max_sessions} sessions are busy; try again shortly "
                     "(the server's sessions.max_sessions limit)"
                 )
-            self.table._remove(victim.session_id)
-            self._counts["evicted"] += 1
             logger.info(
                 "session limit %d reached: evicted the least recently active idle session",
                 self.limits.max_sessions,
             )
-            await self._end(victim, "evicted")
+            await self._end(victim, "evicted", "evicted")
         assert self._supervisor is not None
         info = await start_child(self._supervisor, args=(message.stream,))
         ref = typing.cast("ActorRef", info.value)
@@ -376,13 +373,14 @@ class SessionManager(Actor):
             if record.last_active <= deadline and not record.stream.busy
         ]
         for record in expired:
-            self.table._remove(record.session_id)
-            self._counts["expired"] += 1
-            await self._end(record, "expired")
+            await self._end(record, "expired", "expired")
         if expired:
             logger.info("ended %d session(s) idle for %g s", len(expired), self.limits.idle_timeout)
 
-    async def _end(self, record: SessionRecord, reason: str) -> None:
+    async def _end(self, record: SessionRecord, counter: str, reason: str) -> None:
+        """Take a live session out of the table, count it under ``counter``, and end it."""
+        self.table._remove(record.session_id)
+        self._counts[counter] += 1
         logger.debug("session %s ended: %s", record.session_id[:8], reason)
         # Closing the stream ends the session's input: it cancels nothing by itself, so stop
         # the actor too (its in-flight requests are cancelled with it).
