@@ -262,6 +262,9 @@ def server(spec: ServerSpec, env: dict[str, str] | None = None) -> Iterator[Serv
 
 # --- configuration and results -------------------------------------------------------------
 
+#: The benchmark's parts, selectable with ``--only``.
+PARTS = ("throughput", "memory", "progress")
+
 
 @dataclass(frozen=True)
 class Config:
@@ -274,6 +277,7 @@ class Config:
     progress_repeats: int
     profile: str | None
     sampler: str | None
+    parts: frozenset[str] = frozenset(PARTS)
 
 
 @dataclass
@@ -613,9 +617,7 @@ def print_header(config: Config) -> None:
     print()
 
 
-def main(config: Config) -> int:
-    print_header(config)
-    began = time.perf_counter()
+def report_throughput(config: Config) -> bool:
     print("1. tools/call echo throughput")
     rows = run_throughput(config)
     print()
@@ -626,6 +628,10 @@ def main(config: Config) -> int:
     for key, error in rows.errors.items():
         print(f"note: {BY_KEY[key].label}: {error}")
     print()
+    return bool(rows.errors)
+
+
+def report_memory(config: Config) -> bool:
     print(f"2. memory per idle session ({config.sessions:,} sessions)")
     memory = run_memory(config)
     print()
@@ -634,6 +640,10 @@ def main(config: Config) -> int:
         if "error" in answer:
             print(f"note: {BY_KEY[key].label} ({measure}): {answer['error']}")
     print()
+    return any("error" in a for a in memory.values())
+
+
+def report_progress(config: Config) -> bool:
     print(f"3. progress notifications over SSE ({config.progress_count:,} in one call)")
     progress = run_progress(config)
     progress_table(progress, config)
@@ -641,6 +651,18 @@ def main(config: Config) -> int:
         for run in runs:
             if "error" in run:
                 print(f"note: {BY_KEY[key].label}: {run['error']}")
+    return False
+
+
+def main(config: Config) -> int:
+    print_header(config)
+    began = time.perf_counter()
+    reports = {
+        "throughput": report_throughput,
+        "memory": report_memory,
+        "progress": report_progress,
+    }
+    failed = [part for part in PARTS if part in config.parts and reports[part](config)]
     if config.profile:
         print()
         print("4. profile")
@@ -648,7 +670,6 @@ def main(config: Config) -> int:
     print()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"total wall time: {time.perf_counter() - began:.0f} s; load average now: {load}")
-    failed = rows.errors or any("error" in a for a in memory.values())
     return 1 if failed else 0
 
 
@@ -664,6 +685,12 @@ def parse_args(argv: list[str] | None = None) -> Config:
         metavar="BINARY",
         help="with --profile: sample with this py-spy instead of running cProfile",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=PARTS,
+        help="run only this part (repeatable; default: all three)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     return Config(
@@ -676,6 +703,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
         progress_repeats=1 if quick else 3,
         profile=args.profile,
         sampler=args.py_spy,
+        parts=frozenset(args.only or PARTS),
     )
 
 

@@ -31,6 +31,7 @@ ALLOWED: dict[str, set[str]] = {
         "sessions",
         "server",
         "http",
+        "client",
     },
     "notify": {"errors", "actors", "supervision"},
     "http": {"errors", "protocol", "actors", "supervision", "sessions", "transports", "config"},
@@ -44,8 +45,9 @@ ALLOWED: dict[str, set[str]] = {
         "config",
         "http",
     },
+    "client": {"errors", "config", "protocol", "actors", "supervision", "transports"},
     "_logging": {"errors", "config"},
-    "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon"},
+    "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon", "client"},
     "daemon": {
         "errors",
         "config",
