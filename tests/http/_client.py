@@ -55,10 +55,11 @@ async def running(
     server: MCPServer | None = None,
     options: HttpOptions | None = None,
     limits: SessionLimits | None = None,
+    engine: str = "trimcp",
 ) -> AsyncIterator[HttpListener]:
-    """Serve ``server`` on 127.0.0.1 and a free port for the block."""
+    """Serve ``server`` on 127.0.0.1 and a free port for the block, on ``engine``."""
     server = server or build_server()
-    settings: dict[str, Any] = {"options": options or HttpOptions()}
+    settings: dict[str, Any] = {"options": options or HttpOptions(), "engine": engine}
     if limits is not None:
         settings["limits"] = limits
     async with trio.open_nursery() as nursery:

@@ -18,6 +18,7 @@ import trio
 import trio_websocket
 from hypercorn.config import Config
 
+from trimcp.http._h1 import serve_h1
 from trimcp.transports._asgi_websocket import AsgiWebSocketStream, accept_asgi_websocket
 from trimcp.transports._websocket import WebSocketStream
 from trimcp.transports._websocket_client import open_websocket_stream
@@ -80,9 +81,28 @@ def mcp_asgi_app(
     return app
 
 
+#: Which server ``serve_asgi`` runs: ``"hypercorn"`` or ``"trimcp"`` (set by a fixture).
+ASGI_ENGINE = ["hypercorn"]
+
+
 @asynccontextmanager
 async def serve_asgi(app: Callable[..., Awaitable[None]]) -> AsyncIterator[str]:
-    """Serve ``app`` with hypercorn on 127.0.0.1:0; yield the ``ws://`` URL of ``ASGI_PATH``."""
+    """Serve ``app`` on 127.0.0.1:0; yield the ``ws://`` URL of ``ASGI_PATH``.
+
+    The server is ``ASGI_ENGINE[0]``: hypercorn, or trimcp's own HTTP/1.1 server (whose
+    WebSocket upgrade speaks the same ASGI messages); tests/transports/test_asgi_websocket.py
+    runs every test on both.
+    """
+    if ASGI_ENGINE[0] == "trimcp":
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        port = listeners[0].socket.getsockname()[1]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(serve_h1, app, listeners))
+            try:
+                yield f"ws://127.0.0.1:{port}{ASGI_PATH}"
+            finally:
+                nursery.cancel_scope.cancel()
+        return
     config = Config()
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None

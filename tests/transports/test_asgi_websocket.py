@@ -31,11 +31,11 @@ from trimcp.transports._websocket_client import open_websocket_stream
 
 from . import test_conformance as conformance
 from ._support import receive_all
-from ._websocket_support import asgi_pair, mcp_asgi_app, raw_client, serve_asgi
+from ._websocket_support import ASGI_ENGINE, asgi_pair, mcp_asgi_app, raw_client, serve_asgi
 from .test_websocket import UTF8_MESSAGES, send_then_close, tiny_server
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, MutableMapping
+    from collections.abc import AsyncIterator, Iterator, Mapping, MutableMapping
 
     from trimcp.transports import MessageStream
 
@@ -59,6 +59,14 @@ test_sending_and_receiving_run_concurrently = (
 LIMIT = conformance.LIMIT
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True, params=["hypercorn", "trimcp"])
+def asgi_engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run each test under hypercorn and under trimcp's own HTTP/1.1 server."""
+    ASGI_ENGINE[0] = request.param
+    yield request.param
+    ASGI_ENGINE[0] = "hypercorn"
 
 
 @pytest.fixture(params=["client-to-asgi", "asgi-to-client"])
@@ -125,9 +133,19 @@ async def test_oversized_message_from_the_client_is_refused_with_1009(oversized:
         assert client.close_code == 1009
 
 
-async def test_sending_to_a_client_that_left_fails_once_the_disconnect_is_seen() -> None:
+async def test_sending_to_a_client_that_left_fails_once_the_disconnect_is_seen(
+    asgi_engine: str,
+) -> None:
     async with asgi_pair(LIMIT) as (client, server):
         await client.aclose()
+        if asgi_engine == "trimcp":
+            # trimcp's server raises OSError for a send to a closed connection (ASGI 2.4) ...
+            with pytest.raises(TransportBroken, match="client is gone"):
+                await server.send_message(b"into the void")
+            # ... and a receive reports the client's own close code.
+            with pytest.raises(TransportClosed, match="1000"):
+                await server.receive_message()
+            return
         # hypercorn drops what the app sends after the client left, silently ...
         await server.send_message(b"into the void")
         # ... until a receive has seen the disconnect (reported as 1006: a clean end here).

@@ -4,14 +4,21 @@
 
     http supervisor (rest_for_one)
     ├── SessionManager         the sessions of this listener (and their supervisor)
-    └── listener               hypercorn's trio worker serving ``McpHttpApp``
+    └── listener               ``McpHttpApp`` on trimcp's HTTP/1.1 server (``_h1.py``),
+                               or on hypercorn's trio worker (``engine="hypercorn"``)
 
 ``rest_for_one``: if the manager fails, the listener restarts with the new one (it holds
 the manager's table); the listener failing alone does not touch the sessions.
+
+The two engines serve the same ASGI application. trimcp's own is the default: it costs a
+fraction of hypercorn's CPU per request (bench/RESULTS.md) and serves HTTP/1.1 and the
+WebSocket upgrade, which is what MCP clients use. hypercorn stays available for what only it
+offers (HTTP/2, TLS termination in-process, its ``Config`` options).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import typing
 from dataclasses import dataclass
@@ -22,6 +29,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from trimcp.http._app import McpHttpApp
+from trimcp.http._h1 import H1Settings, serve_h1
 from trimcp.http._options import HttpOptions
 from trimcp.sessions import SessionLimits, SessionManager, SessionOptions
 from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
@@ -31,7 +39,10 @@ if TYPE_CHECKING:
     from trimcp.sessions import RequestHandler
     from trimcp.transports import EventStore
 
-__all__ = ["HttpListener", "ListenerSettings", "http_listener_spec", "serve_http"]
+__all__ = ["ENGINES", "HttpListener", "ListenerSettings", "http_listener_spec", "serve_http"]
+
+#: The HTTP servers a listener can run on (``ListenerSettings.engine``).
+ENGINES: typing.Final = ("trimcp", "hypercorn")
 
 logger = logging.getLogger(__name__)
 
@@ -71,9 +82,11 @@ class ListenerSettings(typing.TypedDict, total=False):
     ``host`` (default 127.0.0.1) and ``port`` (default 0: a free one); ``options`` the
     endpoint's ``HttpOptions``; ``limits`` the session manager's ``SessionLimits``;
     ``session_options`` each session's (default: the handler's ``session_options``);
-    ``store`` the SSE event store (default: an in-memory one sized by ``options``).
+    ``store`` the SSE event store (default: an in-memory one sized by ``options``);
+    ``engine`` the HTTP server, ``"trimcp"`` (default) or ``"hypercorn"`` (module docstring).
     """
 
+    engine: typing.Literal["trimcp", "hypercorn"]
     host: str
     port: int
     options: HttpOptions
@@ -111,16 +124,23 @@ def http_listener_spec(
         holder[:] = [manager]
         return manager
 
+    engine = settings.get("engine", "trimcp")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown HTTP engine {engine!r}; choose one of {', '.join(ENGINES)}")
+
     async def listen(task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED) -> None:
         manager = holder[0]
         app = McpHttpApp(
             manager, options, chosen_store, max_message_size=per_session.max_message_size
         )
-        config = _hypercorn_config(host, port)
-        # hypercorn refuses larger WebSocket messages itself (1009) instead of buffering 16 MiB.
-        config.websocket_max_message_size = per_session.max_message_size
         async with trio.open_nursery() as nursery:
-            binds = typing.cast("list[str]", await nursery.start(serve, app, config))
+            if engine == "hypercorn":
+                config = _hypercorn_config(host, port)
+                # hypercorn refuses larger WebSocket messages itself (1009).
+                config.websocket_max_message_size = per_session.max_message_size
+                binds = typing.cast("list[str]", await nursery.start(serve, app, config))
+            else:
+                binds = await _start_h1(nursery, app, host, port, per_session.max_message_size)
             urls = [bind.rstrip("/") + options.path for bind in binds]
             logger.info("MCP over Streamable HTTP at %s", ", ".join(urls))
             listener = HttpListener(urls, manager)
@@ -133,6 +153,21 @@ def http_listener_spec(
         ChildSpec("http-listener", listen),
     ]
     return supervisor_spec("http", children, strategy="rest_for_one", intensity=3, period=10.0)
+
+
+async def _start_h1(
+    nursery: trio.Nursery, app: McpHttpApp, host: str, port: int, max_message_size: int
+) -> list[str]:
+    """Bind ``host:port``, serve ``app`` with ``serve_h1``; return the bound base URLs."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    settings = H1Settings(max_message_size=max_message_size)
+    await nursery.start(functools.partial(serve_h1, app, listeners, settings=settings))
+    binds = []
+    for listener in listeners:
+        address, bound_port = listener.socket.getsockname()[:2]
+        shown = f"[{address}]" if ":" in address else address
+        binds.append(f"http://{shown}:{bound_port}")
+    return binds
 
 
 async def serve_http(

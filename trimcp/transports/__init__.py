@@ -46,6 +46,7 @@ from ._stdio import StdioStream as StdioStream
 from ._stdio import StdioStreamStatistics as StdioStreamStatistics
 from ._stdio import open_stdio_stream as open_stdio_stream
 from ._stream import MessageStream as MessageStream
+from ._websocket import ReaderGuard as ReaderGuard
 from ._websocket import WebSocketStream as WebSocketStream
 from ._websocket_client import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
 from ._websocket_client import open_websocket_stream as open_websocket_stream
@@ -73,6 +74,7 @@ __all__ = [
     "MemoryMessageStream",
     "MessageStream",
     "OriginPolicy",
+    "ReaderGuard",
     "SSEDecoder",
     "SSEDecoderStatistics",
     "SSEEvent",
