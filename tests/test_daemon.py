@@ -27,7 +27,7 @@ import orjson
 import pytest
 import trio
 
-from trimcp.actors import Actor, ExitReason
+from trimcp.actors import Actor, ExitReason, whereis
 from trimcp.config import (
     HttpSettings,
     ServerSettings,
@@ -41,8 +41,15 @@ from trimcp.config import (
 from trimcp.config._settings import ApplicationSettings
 from trimcp.daemon import check_config, daemon_children, load_server, restart_needed
 from trimcp.errors import ConfigError, TransportBroken, TransportClosed
+from trimcp.notify import TOOLS_LIST_CHANGED
 from trimcp.server import MCPServer
-from trimcp.supervision import Application, ChildSpec, open_application, run_application
+from trimcp.supervision import (
+    Application,
+    ChildSpec,
+    open_application,
+    run_application,
+    which_children,
+)
 from trimcp.transports import CloseCode, SSEDecoder, open_websocket_stream
 
 if TYPE_CHECKING:
@@ -477,7 +484,12 @@ def test_children_follow_the_enabled_listeners(caplog: pytest.LogCaptureFixture)
         stdio=StdioSettings(enabled=True),
     )
     with caplog.at_level("INFO", logger="trimcp.daemon"):
-        assert [child.id for child in daemon_children(config)] == ["http", "websocket", "stdio"]
+        assert [child.id for child in daemon_children(config)] == [
+            "notifications",
+            "http",
+            "websocket",
+            "stdio",
+        ]
     assert (
         f"serving trimcp-everything 1.0.0 ({EVERYTHING}) over http, websocket, stdio" in caplog.text
     )
@@ -504,6 +516,27 @@ async def test_websocket_listener_keeps_to_max_sessions(caplog: pytest.LogCaptur
                     with pytest.raises(TransportBroken, match="1013 TRY_AGAIN_LATER"):
                         await second.receive_message()
                     assert second.close_code == CloseCode.TRY_AGAIN_LATER
+
+
+async def test_the_hub_starts_before_the_listeners_and_carries_the_servers_notifications(
+    tmp_path: Path, write_module: Callable[[str, str], str]
+) -> None:
+    name = write_module("hubbed", SERVER_MODULE)
+    config = SysConfig(
+        server=ServerSettings(object=f"{name}:server", path=(str(tmp_path / "src"),)),
+        http=HttpSettings(enabled=True, port=0),
+    )
+    server = _load(tmp_path, f"{name}:server")
+    assert isinstance(server, MCPServer)
+    async with open_application(config, children=daemon_children(config)) as app:
+        children = await which_children(app.supervisor)
+        assert [child.id for child in children] == ["notifications", "http"]
+        hub = server.notification_hub
+        assert hub is not None
+        assert hub.name == "notify"
+        assert whereis("notify") is not None
+        assert whereis(f"notify.topic:{TOOLS_LIST_CHANGED}") is not None
+    assert server.notification_hub is None
 
 
 def test_restart_needed_names_the_tables_a_reload_does_not_apply() -> None:

@@ -1,12 +1,21 @@
 """The daemon's MCP side: the server ``sys_config.toml`` names, and the listeners serving it.
 
 ``trimcp serve`` reads the configuration and asks :func:`daemon_children` for the children of
-its root supervisor, one per enabled listener, started in this order and stopped in reverse::
+its root supervisor: the server's notifications, then one per enabled listener, started in
+this order and stopped in reverse::
 
-    Application                 root supervisor (trimcp.supervision)
+    Application                 root supervisor (trimcp.supervision), one_for_one
+    ├── notifications           an MCPServer's NotificationHub (registered as "notify"), and
+    │                           the Fanout that subscribes its sessions to it
+    │                           (MCPServer.notification_spec)
     ├── http                    [http]: SessionManager + hypercorn (trimcp.http)
     ├── websocket               [websocket]: SessionManager + WebSocket listener
     └── stdio                   [stdio]: one session on stdin/stdout; its end stops the daemon
+
+The hub starts before any session and stops after the last; the root's ``one_for_one`` keeps
+a hub restart from touching the listeners (the server notifies sessions directly meanwhile).
+A server that is not an ``MCPServer`` (any ``RequestHandler``) gets no hub: nothing of it
+would publish there.
 
 :func:`load_server` imports the ``[server] object`` ("package.module:attribute": an
 ``MCPServer``, or a function of no arguments returning one). Everything that can go wrong
@@ -43,6 +52,7 @@ from trimcp.actors import SHUTDOWN, whereis
 from trimcp.config import setting_error
 from trimcp.errors import SessionLimitReached
 from trimcp.http import HttpOptions, http_listener_spec
+from trimcp.notify import NotificationHub
 from trimcp.server import MCPServer
 from trimcp.sessions import (
     ConnectionBound,
@@ -160,7 +170,10 @@ def load_server(
 
 
 def daemon_children(config: SysConfig) -> list[ChildSpec]:
-    """Return the children ``trimcp serve`` runs: one per enabled listener (module docstring).
+    """Return the children ``trimcp serve`` runs (module docstring).
+
+    With at least one listener enabled: an ``MCPServer``'s notifications first, then one child
+    per enabled listener.
 
     Checks the patterns (:func:`check_config`) and loads the server (:func:`load_server`)
     first. With no ``[server] object`` there is nothing to serve and the list is empty
@@ -177,20 +190,22 @@ def daemon_children(config: SysConfig) -> list[ChildSpec]:
     handler = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
     children = _listeners(config, handler)
     info = handler.server_info
-    if children:
-        logger.info(
-            "serving %s %s (%s) over %s",
-            info.name,
-            info.version,
-            config.server.object,
-            ", ".join(child.id for child in children),
-        )
-    else:
+    if not children:
         logger.warning(
             "%s (%s) is loaded but not served: enable [http], [websocket] or [stdio]",
             info.name,
             config.server.object,
         )
+        return children
+    logger.info(
+        "serving %s %s (%s) over %s",
+        info.name,
+        info.version,
+        config.server.object,
+        ", ".join(child.id for child in children),
+    )
+    if isinstance(handler, MCPServer):
+        children.insert(0, handler.notification_spec(NotificationHub()))
     return children
 
 

@@ -26,6 +26,10 @@ Typical use, in a stream handler::
 
 and in a publisher: ``hub.publish_nowait(TOOLS_LIST_CHANGED, message)``.
 
+A topic's subscribers need not be ``Subscription`` actors: any ``Subscriber`` (a non-blocking
+``offer`` and an actor that answers for it) will do. ``trimcp.server`` subscribes its sessions
+that way, through the sessions' own mailboxes, so an idle session costs a topic nothing.
+
 Not here: what the messages are (the server layer publishes them, encoded as it likes), and
 writing them to a transport (the sink does). This package imports the actor runtime and
 supervision only, nothing from protocol, transports, sessions or server.
@@ -47,7 +51,8 @@ from ._policy import DropWindow as DropWindow
 from ._policy import SlowConsumerPolicy as SlowConsumerPolicy
 from ._policy import close_cause as close_cause
 from ._policy import record_drop as record_drop
-from ._subscription import Offered as Offered
+from ._subscriber import Offered as Offered
+from ._subscriber import Subscriber as Subscriber
 from ._subscription import OnClose as OnClose
 from ._subscription import Sink as Sink
 from ._subscription import Subscription as Subscription
@@ -79,6 +84,7 @@ __all__ = [
     "OnClose",
     "Sink",
     "SlowConsumerPolicy",
+    "Subscriber",
     "Subscription",
     "SubscriptionRef",
     "SubscriptionStatistics",

@@ -1,29 +1,32 @@
 """The ``Broadcaster`` actor: one topic's subscribers, and a fan-out that never waits for them.
 
 One broadcaster per topic (a list_changed kind, one resource URI's updates, log messages).
-``publish`` casts a message to it; it offers the message to every subscription in the order
-they subscribed, with ``SubscriptionRef.offer``, which never blocks. So a stalled subscriber
+``publish`` casts a message to it; it offers the message to every subscriber in the order
+they subscribed, with ``Subscriber.offer_outcome``, which never blocks. So a stalled subscriber
 costs the others nothing but one failed offer per message, and the only wait a publisher can
 meet is for space in the broadcaster's own mailbox (``publish``) or ``MailboxFull``
 (``publish_nowait``), never for a subscriber.
 
-Links, both ways, set up when a subscription is accepted:
+Subscribers are ``Subscriber``s (``_subscriber.py``): usually a ``SubscriptionRef``, or
+anything else that takes a message without waiting and names an actor that answers for it.
+Links, both ways, set up when a subscriber is accepted:
 
-* the broadcaster monitors the subscription, so a subscription that ends for any reason
+* the broadcaster monitors the subscriber's actor, so a subscriber that ends for any reason
   vanishes from the topic without anyone unsubscribing it;
-* the subscription monitors the broadcaster, so if the topic ends under it (a crash, the hub
-  shutting down) it closes with ``"topic_ended"`` rather than silently missing messages.
+* the subscriber's actor monitors the broadcaster, so if the topic ends under it (a crash, the
+  hub shutting down) it hears of it rather than silently missing messages: a subscription
+  closes with ``"topic_ended"``; other owners may subscribe again, to a new broadcaster.
 
 A topic with no subscribers stops itself after ``linger`` seconds (its registry name goes with
 it), so memory follows the topics in use, not every resource URI ever subscribed to. The
 linger rides out the usual unsubscribe-then-resubscribe and stream reconnections.
 
-A per-subscription filter (e.g. a session's log level) runs in this task for every message:
+A per-subscriber filter (e.g. a session's log level) runs in this task for every message:
 it must be cheap and must not raise. One that raises crashes the broadcaster (its supervisor
 reports it once) and so ends every subscription to the topic with ``"topic_ended"``.
 
-Neighbours: ``_subscription.py`` (the receiving side), ``_hub.py`` (finds or starts the
-broadcaster of a topic by name).
+Neighbours: ``_subscriber.py`` and ``_subscription.py`` (the receiving side), ``_hub.py``
+(finds or starts the broadcaster of a topic by name).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 
     from trimcp.actors import ReplyTo
 
-    from ._subscription import SubscriptionRef
+    from ._subscriber import Subscriber
 
 __all__ = [
     "DEFAULT_LINGER",
@@ -73,13 +76,13 @@ class BroadcasterStatistics:
 
     Attributes:
         topic: the topic's name.
-        subscribers: subscriptions now.
+        subscribers: subscribers now.
         published: messages published to the topic.
-        queued: offers a subscription accepted.
+        queued: offers a subscriber accepted.
         filtered: offers skipped because a subscriber's filter said no.
-        dropped_full: offers dropped because the subscription's queue was full.
-        dropped_closed: offers refused because the subscription was closing.
-        slow_consumers: subscriptions that gave up (``"slow_consumer"``) on this topic's drop.
+        dropped_full: offers dropped because the subscriber was behind (its queue was full).
+        dropped_closed: offers refused because the subscriber was closing.
+        slow_consumers: subscribers that gave up (``"slow_consumer"``) on this topic's drop.
     """
 
     topic: str
@@ -98,14 +101,14 @@ class BroadcasterStatistics:
 @final
 @dataclass(frozen=True, slots=True)
 class _Subscribe(Request[bool]):
-    subscription: SubscriptionRef
+    subscription: Subscriber
     filter: Filter | None = None
 
 
 @final
 @dataclass(frozen=True, slots=True)
 class _Unsubscribe(Request[bool]):
-    subscription: SubscriptionRef
+    subscription: Subscriber
 
 
 @final
@@ -133,7 +136,7 @@ class _Entry:
 
     def __init__(
         self,
-        subscription: SubscriptionRef,
+        subscription: Subscriber,
         filter: Filter | None,  # noqa: A002  (the public keyword's name)
         watch: MonitorRef,
         link: MonitorRef,
@@ -147,12 +150,12 @@ class _Entry:
 
 @final
 class Broadcaster(Actor):
-    """Fan one topic's messages out to its subscriptions (see the module docstring).
+    """Fan one topic's messages out to its subscribers (see the module docstring).
 
     Args:
         topic: the topic's name, for statistics and logs.
         linger: seconds to wait, once empty, before stopping; ``math.inf`` never stops.
-        first: a subscription to accept during ``init``, so that a topic started for a
+        first: a subscriber to accept during ``init``, so that a topic started for a
             subscriber cannot linger out before the subscriber's request arrives.
         first_filter: ``first``'s filter.
     """
@@ -164,7 +167,7 @@ class Broadcaster(Actor):
         topic: str,
         *,
         linger: float = DEFAULT_LINGER,
-        first: SubscriptionRef | None = None,
+        first: Subscriber | None = None,
         first_filter: Filter | None = None,
     ) -> None:
         if not linger >= 0:
@@ -243,9 +246,10 @@ class Broadcaster(Actor):
 
     # --- state changes ------------------------------------------------------------------------
 
-    def _add(self, subscription: SubscriptionRef, filter: Filter | None) -> bool:  # noqa: A002
+    def _add(self, subscription: Subscriber, filter: Filter | None) -> bool:  # noqa: A002
         entry = self._entries.get(subscription.ref)
         if entry is not None:
+            entry.subscription = subscription
             entry.filter = filter
             return False
         watch = self.monitor(subscription.ref)
@@ -292,11 +296,13 @@ class Broadcaster(Actor):
 
 async def subscribe(
     topic: ActorRef,
-    subscription: SubscriptionRef,
+    subscription: Subscriber,
     *,
     filter: Filter | None = None,  # noqa: A002  (reads best at the call site)
 ) -> bool:
-    """Add ``subscription`` to the topic; return False if it was there (its filter is replaced).
+    """Add ``subscription`` to the topic; return False if it was there.
+
+    A subscriber whose ``ref`` is subscribed already replaces the one there, with its filter.
 
     Raises:
         ActorGone: the topic's broadcaster has stopped (look it up, or start it, anew).
@@ -305,7 +311,7 @@ async def subscribe(
     return await topic.call(_Subscribe(subscription, filter))
 
 
-async def unsubscribe(topic: ActorRef, subscription: SubscriptionRef) -> bool:
+async def unsubscribe(topic: ActorRef, subscription: Subscriber) -> bool:
     """Remove ``subscription`` from the topic; return whether it was subscribed.
 
     Messages already offered to it stay in its queue.

@@ -19,6 +19,9 @@ were ended with ``"topic_ended"``, so their owners reconnect); a subscription's 
 stream's, which died with it. ``rest_for_one`` with topics first means shutdown stops the
 subscriptions first (their owners hear ``"shutdown"``), then the topics.
 
+Subscribers are ``SubscriptionRef``s started here, or any other ``Subscriber`` (``join``
+subscribes one and returns the broadcaster, for owners that re-subscribe when it ends).
+
 Races with a lingering topic: a subscriber that finds a topic which is just stopping waits for
 it to exit and starts a new one, which accepts that subscriber during its ``init``, before it
 could linger out.
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
 
     from ._broadcaster import BroadcasterStatistics, Filter
+    from ._subscriber import Subscriber
     from ._subscription import OnClose, Sink
 
 __all__ = ["NotificationHub"]
@@ -224,32 +228,63 @@ class NotificationHub:
     async def subscribe(
         self,
         topic: str,
-        subscription: SubscriptionRef,
+        subscription: Subscriber,
         *,
         filter: Filter | None = None,  # noqa: A002  (reads best at the call site)
     ) -> bool:
         """Subscribe to ``topic``, starting it if needed; False if already subscribed.
 
-        Subscribing again replaces the filter. From now on every message published on the
-        topic that passes ``filter`` is offered to ``subscription``.
+        ``subscription`` is a ``SubscriptionRef`` or any other ``Subscriber``. Subscribing
+        again replaces the filter. From now on every message published on the topic that
+        passes ``filter`` is offered to ``subscription``.
 
         Raises:
             NotRegistered: the hub is not running.
             ActorGone: the topic stopped under every attempt (see ``_SUBSCRIBE_ATTEMPTS``).
         """
+        _, added = await self._join(topic, subscription, filter)
+        return added
+
+    async def join(
+        self,
+        topic: str,
+        subscriber: Subscriber,
+        *,
+        filter: Filter | None = None,  # noqa: A002  (reads best at the call site)
+    ) -> ActorRef:
+        """Subscribe as ``subscribe`` does; return the broadcaster that now holds ``subscriber``.
+
+        For owners that keep a subscriber subscribed across topic restarts: ``subscriber.ref``
+        receives ``Down`` with this handle when the broadcaster ends, and may publish to it
+        directly (``publish_nowait(ref, message)``) knowing the subscriber is there.
+
+        Raises:
+            NotRegistered: the hub is not running.
+            ActorGone: the topic stopped under every attempt (see ``_SUBSCRIBE_ATTEMPTS``).
+        """
+        ref, _ = await self._join(topic, subscriber, filter)
+        return ref
+
+    async def _join(
+        self,
+        topic: str,
+        subscriber: Subscriber,
+        filter: Filter | None,  # noqa: A002
+    ) -> tuple[ActorRef, bool]:
         for _ in range(_SUBSCRIBE_ATTEMPTS):
             ref = self.whereis(topic)
             if ref is None:
-                if await self._start_topic(topic, subscription, filter) is not None:
-                    return True
+                started = await self._start_topic(topic, subscriber, filter)
+                if started is not None:
+                    return started, True
                 continue  # another subscriber started it first: join theirs
             try:
-                return await subscribe_to(ref, subscription, filter=filter)
+                return ref, await subscribe_to(ref, subscriber, filter=filter)
             except ActorGone:
                 await ref.wait_exited()  # it lingered out just now; its name goes with it
         raise ActorGone(self._topic_name(topic), "stopping on every attempt to subscribe")
 
-    async def unsubscribe(self, topic: str, subscription: SubscriptionRef) -> bool:
+    async def unsubscribe(self, topic: str, subscription: Subscriber) -> bool:
         """Unsubscribe from ``topic``; return whether it was subscribed."""
         ref = self.whereis(topic)
         if ref is None:
@@ -270,7 +305,7 @@ class NotificationHub:
     async def _start_topic(
         self,
         topic: str,
-        first: SubscriptionRef | None,
+        first: Subscriber | None,
         filter: Filter | None,  # noqa: A002
     ) -> ActorRef | None:
         """Start ``topic``'s broadcaster; None if another task registered it first."""
@@ -321,7 +356,7 @@ async def _run_pool(
 async def _run_topic(
     hub: NotificationHub,
     topic: str,
-    first: SubscriptionRef | None,
+    first: Subscriber | None,
     first_filter: Filter | None,
     task_status: trio.TaskStatus[ActorRef] = trio.TASK_STATUS_IGNORED,
 ) -> None:

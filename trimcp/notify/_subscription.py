@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, TypeAlias, final
 
 import trio
 
@@ -39,9 +39,9 @@ from ._policy import DEFAULT_POLICY, CloseCause, DropWindow, close_cause, record
 
 if TYPE_CHECKING:
     from ._policy import SlowConsumerPolicy
+    from ._subscriber import Offered
 
 __all__ = [
-    "Offered",
     "OnClose",
     "Sink",
     "Subscription",
@@ -63,9 +63,6 @@ Sink: TypeAlias = Callable[[object], Awaitable[None]]
 #: the subscription crashing. Not called if the subscription is killed (``terminate``
 #: skipped), which only happens when it overruns its stop budget.
 OnClose: TypeAlias = Callable[[CloseCause], None]
-
-#: What ``offer`` did with a message (for broadcasters' statistics).
-Offered: TypeAlias = Literal["queued", "dropped", "gave_up", "closed"]
 
 #: Errors a sink raises when its stream went away: routine, so logged at DEBUG only.
 _STREAM_CLOSED = (
@@ -210,6 +207,8 @@ class Subscription(Actor):
 @final
 class SubscriptionRef:
     """The handle to one subscription: offer it messages, read its statistics, close it.
+
+    A ``Subscriber`` (``_subscriber.py``): topics accept it as their subscriber.
 
     Get one from ``spawn_subscription`` or ``NotificationHub.start_subscription``. Handles
     compare equal when they name the same subscription.

@@ -5,13 +5,16 @@
 (sync or async) functions; schemas come from type hints, arguments are validated and
 converted before a call, results become content blocks, and a ``Context`` parameter gives a
 function progress, logging, cancellation and the client's sampling, elicitation and roots.
-``server.run_stdio()`` serves one client over stdio.
+``server.run_stdio()`` serves one client over stdio; the runners (and the daemon) start a
+``NotificationHub`` beside the listeners, so a slow client never delays the others' notifications.
 
 Modules: ``_server`` (``MCPServer``), ``_catalog`` (registries), ``_dispatch`` (one
 function per method), ``_tools``, ``_resources``, ``_prompts``, ``_completion``,
 ``_content`` (content helpers and conversion), ``_context`` (``Context``),
 ``_client_features`` (sampling/elicitation/roots params and results), ``_broadcast``
-(sessions, subscriptions, list-change notifications), and the pure building blocks:
+(sessions, resource subscriptions, and how list_changed, resources/updated and server-wide
+log notifications reach them: through a ``trimcp.notify`` hub, or directly), ``_fanout`` (the
+actor that keeps the sessions subscribed to the hub), and the pure building blocks:
 ``_schema`` (JSON Schema from signatures), ``_validation`` and ``_conversion`` (arguments),
 ``_uri_template`` (RFC 6570), ``_pagination`` (opaque cursors).
 

@@ -5,8 +5,24 @@ Registration (``@server.tool()``, ``@server.resource(uri)``, ``@server.prompt()`
 changes at runtime send ``notifications/{tools,resources,prompts}/list_changed`` to every
 initialized session (``SessionSet.broadcast_soon``). Requests go through ``_dispatch``.
 
+Notifications to many sessions (list_changed, ``notify_resource_updated``, server-wide
+``log``) go through a ``NotificationHub`` when the server has one, else directly
+(``_broadcast.py`` says how, and what happens to a session that does not keep up). The
+runners below start one beside their listeners::
+
+    supervisor (one_for_one)
+    ├── notifications      rest_for_one: the hub (trimcp.notify), then the Fanout actor
+    │                      that subscribes the server's sessions to it (_fanout.py)
+    └── listener(s)        HTTP / WebSocket / stdio, with their sessions
+
+Started first and stopped last, so sessions never outlive it; ``one_for_one`` at the top, so a
+hub that restarts takes no session with it (the server notifies directly meanwhile). The
+daemon builds the same tree under its application (``trimcp.daemon``); embedded code can add
+``server.notification_spec()`` to its own tree or use ``server.open_notifications()``.
+
 Capabilities are computed when a session starts and fixed for its life (the protocol
-allows no renegotiation): ``tools`` (with ``listChanged``) and ``logging`` always;
+allows no renegotiation), and built once per change of the catalog, not per session:
+``tools`` (with ``listChanged``) and ``logging`` always;
 ``resources`` (``subscribe`` and ``listChanged``) and ``prompts`` (``listChanged``) only if
 some are registered then; ``completions`` only with a completion handler. A session that
 started without ``resources`` gets no resource notifications, even if resources appear
@@ -21,30 +37,35 @@ import functools
 import logging
 import sys
 import typing
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import trio
 
-from trimcp.http import serve_http
+from trimcp.actors import Registry
+from trimcp.http import http_listener_spec
+from trimcp.notify import NotificationHub
 from trimcp.protocol import Implementation, ServerCapabilities
 from trimcp.server._broadcast import SessionSet
 from trimcp.server._catalog import Catalog
 from trimcp.server._client_features import Root, read_roots, require_capability
 from trimcp.server._context import Context
 from trimcp.server._dispatch import Call, dispatch
+from trimcp.server._fanout import Fanout
 from trimcp.server._pagination import CursorCodec, Paginator
 from trimcp.server._prompts import PromptEntry, PromptOptions
 from trimcp.server._resources import ResourceEntry, ResourceOptions
 from trimcp.server._tasks import TaskPolicy, TaskStore
 from trimcp.server._tools import ToolEntry, ToolOptions
 from trimcp.sessions import SessionOptions, serve_session, serve_stdio
+from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 from trimcp.transports import serve_websocket as transports_serve_websocket
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     from trimcp.http import HttpListener, ListenerSettings
-    from trimcp.protocol import JsonObject, Notification, Request
+    from trimcp.protocol import JsonObject, JsonValue, Notification, Request
     from trimcp.server._completion import CompletionHandler
     from trimcp.sessions import RequestContext, SessionHandle
     from trimcp.transports import WebSocketServerInfo, WebSocketStream
@@ -104,6 +125,7 @@ class MCPServer:
         self._legacy_aliases = options.get("legacy_aliases", False)
         self._paginator = Paginator(CursorCodec(), options.get("page_size", 50))
         self._catalog = Catalog()
+        self._capabilities: ServerCapabilities | None = None
         self._sessions = SessionSet()
         self._tasks = TaskStore(options.get("task_policy"))
         self._notification_hooks: dict[str, list[NotificationHook]] = {}
@@ -123,6 +145,12 @@ class MCPServer:
     @property
     def capabilities(self) -> ServerCapabilities:
         """What a session starting now declares (see the module docstring)."""
+        capabilities = self._capabilities
+        if capabilities is None:
+            capabilities = self._capabilities = self._derive_capabilities()
+        return capabilities
+
+    def _derive_capabilities(self) -> ServerCapabilities:
         catalog = self._catalog
         resources = bool(catalog.resources or catalog.templates)
         prompts = bool(catalog.prompts)
@@ -185,6 +213,11 @@ class MCPServer:
         self._sessions.closed(session)
         self._tasks.session_closed(session)
 
+    def _changed(self, method: str) -> None:
+        """The catalog changed: declare afresh to new sessions; tell the open ones."""
+        self._capabilities = None
+        self._sessions.broadcast_soon(method)
+
     # --- tools ------------------------------------------------------------------------------
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
@@ -213,7 +246,7 @@ class MCPServer:
         if entry.name in self._catalog.tools:
             raise ValueError(f"a tool named {entry.name!r} is already registered")
         self._catalog.tools[entry.name] = entry
-        self._sessions.broadcast_soon("notifications/tools/list_changed")
+        self._changed("notifications/tools/list_changed")
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool and tell open sessions.
@@ -222,7 +255,7 @@ class MCPServer:
             KeyError: no such tool.
         """
         del self._catalog.tools[name]
-        self._sessions.broadcast_soon("notifications/tools/list_changed")
+        self._changed("notifications/tools/list_changed")
 
     # --- resources --------------------------------------------------------------------------
 
@@ -252,7 +285,7 @@ class MCPServer:
         if uri in table:
             raise ValueError(f"a resource {uri!r} is already registered")
         table[uri] = entry
-        self._sessions.broadcast_soon("notifications/resources/list_changed")
+        self._changed("notifications/resources/list_changed")
 
     def remove_resource(self, uri: str) -> None:
         """Unregister a resource or template and tell open sessions.
@@ -263,18 +296,15 @@ class MCPServer:
         table = self._catalog.resources if uri in self._catalog.resources else None
         table = table if table is not None else self._catalog.templates
         del table[uri]
-        self._sessions.broadcast_soon("notifications/resources/list_changed")
+        self._changed("notifications/resources/list_changed")
 
     async def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to the sessions subscribed to ``uri``.
 
-        Returns how many sessions it was sent to.
+        Returns how many sessions it was sent to (with a hub: handed to; it waits only for
+        room in the topic's broadcaster, never for a session).
         """
-        params: JsonObject = {"uri": uri}
-        subscribers = self._sessions.subscribers(uri)
-        return await self._sessions.notify(
-            "notifications/resources/updated", params, to=subscribers
-        )
+        return await self._sessions.resource_updated(uri)
 
     # --- prompts and completion -------------------------------------------------------------
 
@@ -299,7 +329,7 @@ class MCPServer:
         if entry.name in self._catalog.prompts:
             raise ValueError(f"a prompt named {entry.name!r} is already registered")
         self._catalog.prompts[entry.name] = entry
-        self._sessions.broadcast_soon("notifications/prompts/list_changed")
+        self._changed("notifications/prompts/list_changed")
 
     def remove_prompt(self, name: str) -> None:
         """Unregister a prompt and tell open sessions.
@@ -308,7 +338,7 @@ class MCPServer:
             KeyError: no such prompt.
         """
         del self._catalog.prompts[name]
-        self._sessions.broadcast_soon("notifications/prompts/list_changed")
+        self._changed("notifications/prompts/list_changed")
 
     def completion(self) -> Callable[[CompletionHandler], CompletionHandler]:
         """Register the decorated coroutine function as the completion handler.
@@ -320,6 +350,7 @@ class MCPServer:
 
         def register(fn: CompletionHandler) -> CompletionHandler:
             self._catalog.completion = fn
+            self._capabilities = None
             return fn
 
         return register
@@ -360,11 +391,67 @@ class MCPServer:
         require_capability(session.client_capabilities, "roots", "roots/list")
         return read_roots(await session.request("roots/list", timeout=timeout))
 
+    # --- notifications to many sessions ----------------------------------------------------
+
+    async def log(self, level: str, data: JsonValue, logger: str | None = None) -> int:
+        """Send ``notifications/message`` to every session, as its ``logging/setLevel`` allows.
+
+        For server-wide messages (a tool's own messages go with ``Context.log``). A session
+        that set no level gets everything. Waits only for room in the hub's log topic, never
+        for a session; returns how many sessions it was handed to (with a hub, which filters
+        by level as it delivers: every session).
+
+        Raises:
+            ValueError: ``level`` is not an RFC 5424 level name.
+        """
+        return await self._sessions.log(level, data, logger)
+
+    @property
+    def notification_hub(self) -> NotificationHub | None:
+        """The hub the server's notifications go through now, or None (sent directly)."""
+        return self._sessions.hub
+
+    def notification_spec(self, hub: NotificationHub | None = None) -> ChildSpec:
+        """Return the child spec of the server's notifications: ``hub``, then its ``Fanout``.
+
+        A ``rest_for_one`` supervisor (id ``"notifications"``): the hub's subtree
+        (``NotificationHub.spec()``), then the actor that subscribes this server's sessions
+        to it and attaches it to the server while it runs (``_fanout.py``). Put it before the
+        listeners in a ``one_for_one`` tree (module docstring). ``hub`` defaults to a hub in
+        a registry of its own, so several servers in one program never share names.
+        """
+        chosen = hub or NotificationHub(registry=Registry())
+        sessions = self._sessions
+
+        def build() -> Fanout:
+            return Fanout(sessions, chosen)
+
+        children = [chosen.spec(), ChildSpec.for_actor("fanout", build)]
+        return supervisor_spec(
+            "notifications", children, strategy="rest_for_one", intensity=3, period=10.0
+        )
+
+    @asynccontextmanager
+    async def open_notifications(
+        self, hub: NotificationHub | None = None
+    ) -> AsyncIterator[NotificationHub]:
+        """Run ``notification_spec(hub)`` for the ``async with`` block; yield the hub.
+
+        Inside it the server's notifications go through the hub (see ``notification_spec``).
+        """
+        chosen = hub or NotificationHub(registry=Registry())
+        async with open_supervisor([self.notification_spec(chosen)]):
+            yield chosen
+
     # --- running ----------------------------------------------------------------------------
 
     async def serve_stdio(self) -> None:
-        """Serve one session over stdin/stdout until stdin ends (``sessions.serve_stdio``)."""
-        await serve_stdio(self, options=self.session_options)
+        """Serve one session over stdin/stdout until stdin ends (``sessions.serve_stdio``).
+
+        Runs inside ``open_notifications`` (module docstring).
+        """
+        async with self.open_notifications():
+            await serve_stdio(self, options=self.session_options)
 
     async def serve_http(
         self,
@@ -376,9 +463,17 @@ class MCPServer:
 
         Listens on 127.0.0.1 and a free port unless ``host``/``port`` say otherwise; the
         endpoint is ``/mcp``. ``await nursery.start(server.serve_http)`` returns the listener
-        (its URLs and session manager).
+        (its URLs and session manager). The tree is the module docstring's: the
+        notifications, then ``trimcp.http.http_listener_spec``.
         """
-        await serve_http(self, task_status=task_status, **settings)
+        listeners: list[HttpListener] = []
+        children = [
+            self.notification_spec(),
+            http_listener_spec(self, on_started=listeners.append, **settings),
+        ]
+        async with open_supervisor(children) as supervisor:
+            task_status.started(listeners[-1])
+            await supervisor.wait_exited()
 
     async def serve_websocket(
         self,
@@ -389,21 +484,23 @@ class MCPServer:
     ) -> None:
         """Serve MCP over WebSocket on its own port (``ws://host:port/mcp/ws``) until cancelled.
 
-        One session per connection, each under its own supervisor. (The HTTP listener also
-        serves WebSocket at ``/mcp/ws`` on its port.)
+        One session per connection, each under its own supervisor, inside
+        ``open_notifications``. (The HTTP listener also serves WebSocket at ``/mcp/ws`` on
+        its port.)
         """
         options = self.session_options
 
         async def on_stream(stream: WebSocketStream) -> None:
             await serve_session(self, stream, options=options)
 
-        await transports_serve_websocket(
-            on_stream,
-            host=host,
-            port=port,
-            task_status=task_status,
-            max_message_size=options.max_message_size,
-        )
+        async with self.open_notifications():
+            await transports_serve_websocket(
+                on_stream,
+                host=host,
+                port=port,
+                task_status=task_status,
+                max_message_size=options.max_message_size,
+            )
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **settings: object) -> None:
         """Run ``serve_http`` in a new trio loop until interrupted; log to stderr.
