@@ -455,3 +455,90 @@ class SessionLimitReached(TrimcpError):
     Idle sessions are evicted to make room first, so this means real load: the HTTP endpoint
     answers ``initialize`` with 503 and this message.
     """
+
+
+# --- the client side -------------------------------------------------------------------------
+
+
+class SessionExpired(TransportBroken):
+    """The server no longer knows this client's session (HTTP 404 for its ``MCP-Session-Id``).
+
+    The spec's answer is to start a new session: ``ClientSession`` catches this, performs
+    ``initialize`` again and retries what failed, so callers only see it when that fails too.
+    """
+
+
+class RequestTimeout(TrimcpError):
+    """A request to a server got no answer in time; ``notifications/cancelled`` was sent.
+
+    ``timeout`` is the limit in seconds that passed without an answer (or without progress,
+    when progress resets it); ``method`` the request's method.
+    """
+
+    def __init__(self, message: str, *, method: str, timeout: float) -> None:
+        super().__init__(message)
+        self.method = method
+        self.timeout = timeout
+
+
+# --- launching MCP servers as processes (the client's stdio transport) ----------------------
+
+
+class ServerProcessError(TransportBroken):
+    """A server the client launches over stdio could not start, or stopped. Raise a subclass.
+
+    The message is several lines of plain language meant to be shown to a person as is: the
+    server's name, where it was configured, the command line, what happened, likely causes
+    and how to fix it. The underlying exception (an ``OSError``, say), if any, is
+    ``__cause__``. ``command`` is the command line as configured.
+    """
+
+    def __init__(self, message: str, *, server: str, command: Sequence[str]) -> None:
+        super().__init__(message)
+        self.server = server
+        self.command = tuple(command)
+
+
+class LaunchFailed(ServerProcessError):
+    """The server's process could not be started (bad working directory, exec failure, ...)."""
+
+
+class CommandNotFound(LaunchFailed):
+    """The program to launch does not exist; ``searched`` lists the directories tried."""
+
+    def __init__(
+        self, message: str, *, server: str, command: Sequence[str], searched: Sequence[str]
+    ) -> None:
+        super().__init__(message, server=server, command=command)
+        self.searched = tuple(searched)
+
+
+class CommandNotExecutable(LaunchFailed):
+    """The program exists but may not be run (permission denied, or it is a directory)."""
+
+
+class ServerExited(ServerProcessError):
+    """The server's process ended on its own, while starting or while in use.
+
+    ``returncode`` is its exit status (negative: killed by that signal on POSIX), or None when
+    it closed its output but had not exited yet; ``signal`` is the signal's name, if any.
+    ``stderr_tail`` holds the last lines it wrote to stderr; ``during`` is ``"start"`` before
+    the initialize handshake finished, ``"operation"`` after.
+    """
+
+    def __init__(  # noqa: PLR0913  # the facts a person needs, each its own attribute
+        self,
+        message: str,
+        *,
+        server: str,
+        command: Sequence[str],
+        returncode: int | None,
+        signal: str | None,
+        stderr_tail: Sequence[str],
+        during: str,
+    ) -> None:
+        super().__init__(message, server=server, command=command)
+        self.returncode = returncode
+        self.signal = signal
+        self.stderr_tail = tuple(stderr_tail)
+        self.during = during
