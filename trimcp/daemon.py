@@ -431,6 +431,7 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
         children.append(
             http_listener_spec(
                 handler,
+                engine=http.engine,
                 host=http.host,
                 port=http.port,
                 options=http_options,

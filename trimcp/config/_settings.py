@@ -209,6 +209,10 @@ class SessionSettings:
     )
 
 
+#: The HTTP servers a listener can run on.
+HttpEngine = Literal["trimcp", "hypercorn"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HttpSettings:
     """The ``[http]`` table: the Streamable HTTP listener (``trimcp.http.HttpOptions``).
@@ -230,6 +234,7 @@ class HttpSettings:
         allowed_hosts: ``Host`` header patterns accepted (DNS-rebinding protection).
         allowed_origins: ``Origin`` header patterns accepted.
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients.
+        engine: the HTTP server: ``"trimcp"`` (its own HTTP/1.1 server) or ``"hypercorn"``.
     """
 
     enabled: bool = field(default=False, metadata=spec(meaning="serve MCP over HTTP"))
@@ -286,6 +291,10 @@ class HttpSettings:
     legacy_sse: bool = field(
         default=False,
         metadata=spec(meaning="also serve the 2024-11-05 HTTP+SSE transport (/sse, /messages)"),
+    )
+    engine: HttpEngine = field(
+        default="trimcp",
+        metadata=spec(meaning="the HTTP server: trimcp's own HTTP/1.1 server, or hypercorn"),
     )
 
 

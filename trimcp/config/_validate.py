@@ -58,6 +58,12 @@ class _Setting:
     default: object
 
 
+#: Top-level tables of sys_config.toml that this package does not read: ``[upstreams]``, the
+#: MCP servers a host connects to, is ``trimcp.client``'s (its own validation names problems
+#: there, and ``trimcp config check`` runs both).
+FOREIGN_TABLES: frozenset[str] = frozenset({"upstreams"})
+
+
 def validate_config(data: Mapping[str, object], *, file: str = "<mapping>") -> SysConfig:
     """Build a SysConfig from an already parsed TOML table, such as ``tomllib.loads`` returns.
 
@@ -81,8 +87,10 @@ def build_config(
     """Build a SysConfig from merged tables, naming in errors the file that wrote each key.
 
     Each key is checked first; the rules between settings (``_rules.py``) only then.
+    Tables read by other parts (``FOREIGN_TABLES``) are left to them.
     """
-    built = build_settings(SysConfig, data, origins)
+    own = {key: value for key, value in data.items() if key not in FOREIGN_TABLES}
+    built = build_settings(SysConfig, own, origins)
     config = dataclasses.replace(built, sources=sources, written_by=origins.freeze())
     check_rules(config)
     return config
