@@ -475,17 +475,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--transport", choices=["stdio", "http", "ws"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP/WebSocket address")
     parser.add_argument("--port", type=int, default=8000, help="HTTP/WebSocket port")
+    parser.add_argument(
+        "--engine", choices=["trimcp", "hypercorn"], default="trimcp", help="the HTTP server"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
     handler = build_server()
-    if args.transport != "stdio":
-        serve = handler.serve_http if args.transport == "http" else handler.serve_websocket
-        with contextlib.suppress(KeyboardInterrupt):
-            trio.run(functools.partial(serve, host=args.host, port=args.port))
+    if args.transport == "http":
+        serve = functools.partial(handler.serve_http, engine=args.engine)
+    elif args.transport == "ws":
+        serve = handler.serve_websocket
+    else:
+        trio.run(functools.partial(serve_stdio, handler, options=handler.session_options))
         return
-    trio.run(functools.partial(serve_stdio, handler, options=handler.session_options))
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(functools.partial(serve, host=args.host, port=args.port))
 
 
 if __name__ == "__main__":

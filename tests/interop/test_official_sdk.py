@@ -54,6 +54,11 @@ pytestmark = [
                 "http",
                 marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
             ),
+            # The same endpoint on hypercorn's trio worker (``engine="hypercorn"``).
+            pytest.param(
+                "http-hypercorn",
+                marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+            ),
         ],
     ),
     # mcp 2.3.0 deprecates logging, subscriptions and roots for its 2026-07-28 protocol;
@@ -96,7 +101,8 @@ def run(
         with contextlib.ExitStack() as files:
             log_path = errlog or Path(files.enter_context(tempfile.TemporaryDirectory())) / "log"
             log = files.enter_context(log_path.open("w"))
-            command = [*PARAMS_HTTP, "--port", "0"]
+            engine = "hypercorn" if transport == "http-hypercorn" else "trimcp"
+            command = [*PARAMS_HTTP, "--port", "0", "--engine", engine]
             process = await anyio.open_process(command, stderr=log, cwd=ROOT)
             try:
                 url = await _listening_url(log_path)
