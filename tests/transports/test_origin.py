@@ -214,3 +214,23 @@ def test_other_names_are_refused(label: str, port: int) -> None:
 
 def test_localhost_constant_is_the_default() -> None:
     assert OriginPolicy().allowed_hosts == OriginPolicy().allowed_origins == LOCALHOST
+
+
+@given(
+    host=st.sampled_from(["localhost:8000", "evil.example:80", "127.0.0.1", "[::1]:9", "x"]),
+    origin=st.sampled_from([None, "http://localhost:3000", "https://evil.example", "null"]),
+)
+def test_remembered_answers_are_the_same_answers(host: str, origin: str | None) -> None:
+    policy = OriginPolicy()
+    headers = [(b"host", host.encode())]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    first = check_headers(policy, headers)
+    assert check_headers(policy, headers) == first
+    assert check_headers(OriginPolicy(), headers) == first
+    # Only accepted pairs are remembered, and only so many.
+    assert all(
+        check_headers(OriginPolicy(), [(b"host", h)] + ([(b"origin", o)] if o else [])) is None
+        for h, o in policy._accepted
+    )
+    assert len(policy._accepted) <= 256

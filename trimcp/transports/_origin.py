@@ -54,6 +54,8 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
 _WEB_SCHEMES: Final = ("http", "https")
 # Quote at most this much of a refused header value: a client may send anything.
 _QUOTE_LIMIT = 200
+#: Accepted (Host, Origin) pairs an ``OriginPolicy`` remembers (see ``OriginPolicy``).
+_ACCEPTED_MEMO = 256
 
 
 @final
@@ -128,6 +130,12 @@ class OriginPolicy:
     allowed_origins: tuple[str, ...] = LOCALHOST
     hosts_setting: str = "allowed_hosts"
     origins_setting: str = "allowed_origins"
+    # (Host, Origin) raw values already accepted: every request of a client repeats them,
+    # and matching patterns costs more than the rest of the checks. Bounded by
+    # _ACCEPTED_MEMO, since a client chooses what it sends.
+    _accepted: set[tuple[bytes, bytes | None]] = field(
+        default_factory=set, init=False, repr=False, compare=False
+    )
     _hosts: tuple[_Pattern, ...] = field(init=False, repr=False, compare=False)
     _origins: tuple[_Pattern, ...] = field(init=False, repr=False, compare=False)
     _allows_null: bool = field(init=False, repr=False, compare=False)
@@ -221,11 +229,25 @@ def check_headers(
     Names match case-insensitively; values are decoded as Latin-1, as HTTP allows. A header
     sent twice is a 400: which copy a proxy would honour is anyone's guess.
     """
-    found: dict[str, list[str]] = {"host": [], "origin": []}
+    raw_host: list[bytes] = []
+    raw_origin: list[bytes] = []
     for name, value in headers:
-        values = found.get(name.decode("latin-1").lower())
-        if values is not None:
-            values.append(value.decode("latin-1"))
+        # ASGI servers lowercase header names; the lower() is for any other caller.
+        lowered = name if name in (b"host", b"origin") else name.lower()
+        if lowered == b"host":
+            raw_host.append(value)
+        elif lowered == b"origin":
+            raw_origin.append(value)
+    if len(raw_host) == 1 and len(raw_origin) <= 1:
+        key = (raw_host[0], raw_origin[0] if raw_origin else None)
+        if key in policy._accepted:
+            return None
+    else:
+        key = None
+    found = {
+        "host": [value.decode("latin-1") for value in raw_host],
+        "origin": [value.decode("latin-1") for value in raw_origin],
+    }
     for header, values in found.items():
         if len(values) > 1:
             title = header.title()
@@ -237,7 +259,10 @@ def check_headers(
             )
     host = found["host"][0] if found["host"] else None
     origin = found["origin"][0] if found["origin"] else None
-    return policy.check_host(host) or policy.check_origin(origin)
+    problem = policy.check_host(host) or policy.check_origin(origin)
+    if problem is None and key is not None and len(policy._accepted) < _ACCEPTED_MEMO:
+        policy._accepted.add(key)
+    return problem
 
 
 def _quote(value: str) -> str:
