@@ -542,3 +542,35 @@ class ServerExited(ServerProcessError):
         self.signal = signal
         self.stderr_tail = tuple(stderr_tail)
         self.during = during
+
+
+class ConnectionLost(TransportBroken):
+    """A request could not finish: the connection to the server ended while it was pending.
+
+    Every request pending at that moment fails at once with its own ``ConnectionLost``; later
+    requests fail the same way without being sent. ``method`` is the request's method;
+    ``__cause__`` is the transport's error (a ``ServerExited`` explains in plain words, and its
+    text is repeated in this message so it stays visible).
+    """
+
+    def __init__(self, message: str, *, method: str) -> None:
+        super().__init__(message)
+        self.method = method
+
+
+class ToolOutputInvalid(TrimcpError):
+    """A tool's ``structuredContent`` does not match the ``outputSchema`` it declared.
+
+    MCP 2025-11-25, Tools > Output Schema: the server MUST conform, the client SHOULD validate.
+    ``tool`` is the tool's name, ``problem`` what the validator found, ``result`` the whole
+    ``CallToolResult`` as received (so a caller may still look at it).
+    """
+
+    def __init__(self, tool: str, problem: str, result: object) -> None:
+        super().__init__(
+            f"tool {tool!r} returned structuredContent that does not match its outputSchema: "
+            f"{problem}"
+        )
+        self.tool = tool
+        self.problem = problem
+        self.result = result

@@ -1,0 +1,71 @@
+"""Turning what went wrong with a request into the exception its caller sees.
+
+The inverse of ``trimcp.protocol.error_object_for``: a server's JSON-RPC error object becomes
+the matching ``JsonRpcError`` subclass, so callers can ``except MethodNotFound`` or
+``except ResourceNotFound``; a transport that ended becomes ``ConnectionLost`` naming the
+request, with the transport's error as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from trimcp.errors import (
+    ConnectionLost,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    JsonRpcError,
+    MethodNotFound,
+    ParseError,
+    ResourceNotFound,
+    TransportClosed,
+    UrlElicitationRequired,
+)
+from trimcp.protocol import ABSENT
+
+if TYPE_CHECKING:
+    from trimcp.protocol import ErrorObject
+
+
+def error_from(error: ErrorObject, method: str) -> JsonRpcError:
+    """Return the exception for a server's error answer to ``method``."""
+    data = None if error.data is ABSENT else error.data
+    message = error.message
+    exc: JsonRpcError
+    if error.code == MethodNotFound.CODE:
+        exc = MethodNotFound(method, message)
+    elif error.code == InvalidParams.CODE:
+        exc = InvalidParams(message, data)
+    elif error.code == InvalidRequest.CODE:
+        exc = InvalidRequest(message, data)
+    elif error.code == InternalError.CODE:
+        exc = InternalError(message, data)
+    elif error.code == ParseError.CODE:
+        exc = ParseError(message, data)
+    elif error.code == ResourceNotFound.CODE:
+        uri = data.get("uri") if isinstance(data, dict) else None
+        exc = ResourceNotFound(uri if isinstance(uri, str) else "", message)
+    elif error.code == UrlElicitationRequired.CODE:
+        items = data.get("elicitations") if isinstance(data, dict) else None
+        exc = UrlElicitationRequired(items if isinstance(items, list) else [], message)
+    else:
+        exc = JsonRpcError(error.code, message, data)
+    exc.data = data
+    return exc
+
+
+def connection_lost(method: str, cause: BaseException) -> ConnectionLost | TransportClosed:
+    """Return the error for a request that the end of the connection cut short."""
+    if isinstance(cause, TransportClosed) and str(cause) == CLOSED_BY_CLIENT:
+        return TransportClosed(f"{method} was not answered: {CLOSED_BY_CLIENT}")
+    detail = str(cause) or type(cause).__name__
+    separator = "\n" if "\n" in detail else " "
+    return ConnectionLost(
+        f"{method} failed: the connection to the server ended.{separator}{detail}",
+        method=method,
+    )
+
+
+#: Why requests fail after the application left ``open_client_session``.
+CLOSED_BY_CLIENT = "the client session is closed"
