@@ -21,7 +21,7 @@ calls to one server run concurrently.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol, final
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject
 
     from ._config_model import ServerConfig
+    from ._session_core import ProgressCallback
 
 __all__ = [
     "CatalogKind",
@@ -52,7 +53,6 @@ logger = logging.getLogger(__name__)
 
 ConnectionState = Literal["connecting", "connected", "reconnecting", "failed", "stopped"]
 CatalogKind = Literal["tools", "resources", "resourceTemplates", "prompts"]
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Upstream(Protocol):
@@ -157,6 +157,12 @@ class WaitSettled(Request[ConnectionStatus]):
 
 @final
 @dataclass(frozen=True, slots=True)
+class WaitConnected(Request[ConnectionStatus]):
+    """Answered once the connection is up, or has failed for good."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class Reconnect(Request[None]):
     pass
 
@@ -211,6 +217,7 @@ class Connection(Actor):
         self._catalog = Catalog()
         self._since: float | None = None
         self._attempt = _Attempt()
+        self._until_up: list[ReplyTo] = []
         self._loop_scope: trio.CancelScope | None = None
 
     @property
@@ -283,6 +290,11 @@ class Connection(Actor):
 
     def _set_state(self, state: ConnectionState) -> None:
         self._state = state
+        if state in ("connected", "failed") and self._until_up:
+            waiting, self._until_up = self._until_up, []
+            status = self._status()
+            for reply in waiting:
+                reply.reply(status)
         if self._on_change is not None:
             self._on_change(self.server)
 
@@ -310,11 +322,8 @@ class Connection(Actor):
                 reply_to.fail(self._not_connected())
                 return DEFER
             return upstream, self._catalog
-        if isinstance(message, WaitSettled):
-            if self._attempt.done:
-                return self._status()
-            self._attempt.settled.append(reply_to)
-            return DEFER
+        if isinstance(message, WaitSettled | WaitConnected):
+            return self._wait(message, reply_to)
         if isinstance(message, Reconnect):
             self._backoff.reset()
             self._restarts = 0
@@ -322,6 +331,17 @@ class Connection(Actor):
                 self._loop_scope.cancel()
             return None
         raise TypeError(f"Connection got an unknown call {message!r}")
+
+    def _wait(self, message: WaitSettled | WaitConnected, reply_to: ReplyTo) -> object:
+        if isinstance(message, WaitSettled):
+            if self._attempt.done:
+                return self._status()
+            self._attempt.settled.append(reply_to)
+            return DEFER
+        if self._state in ("connected", "failed"):
+            return self._status()
+        self._until_up.append(reply_to)
+        return DEFER
 
     async def handle_info(self, message: object) -> None:
         if isinstance(message, _Refresh) and self._upstream is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,7 @@ from ._connection import (
     GetStatus,
     NotConnected,
     Reconnect,
+    WaitConnected,
     WaitSettled,
 )
 from ._naming import qualify, split_qualified
@@ -62,7 +64,8 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject
 
     from ._config_model import ServerConfig
-    from ._connection import Catalog, Connector, ProgressCallback, Upstream
+    from ._connection import Catalog, Connector, Upstream
+    from ._session_core import ProgressCallback
 
 __all__ = ["ConnectionManager", "ToolCallDenied", "UnknownServer", "UnknownTool"]
 
@@ -302,6 +305,23 @@ class ConnectionManager:
     async def status(self) -> list[ConnectionStatus]:
         """Every configured server's status, in name order."""
         return [await self.status_of(server) for server in sorted(await self.servers())]
+
+    async def wait_connected(
+        self, server: str, timeout: float = CONNECT_TIMEOUT
+    ) -> ConnectionStatus:
+        """Wait until ``server`` is connected (or has failed for good); return its status.
+
+        Raises:
+            NotConnected: no connection runs for it (it was never connected, or disconnected).
+            TimeoutError: ``timeout`` seconds passed first.
+        """
+        ref = self._connection(server)
+        if ref is None:
+            raise NotConnected(
+                f"MCP server {server!r} is not being connected", server=server, state="stopped"
+            )
+        with trio.fail_after(timeout):
+            return await ref.call(WaitConnected(), timeout=math.inf)
 
     def is_connected(self, server: str) -> bool:
         """Whether a connection for ``server`` is running (connected or retrying)."""

@@ -1,0 +1,147 @@
+"""The host's connector: a configured server opened as a ``ClientSession`` over its transport.
+
+``connect_upstream(config, on_list_changed)`` expands the server's ``${VAR}`` references
+against the environment, opens its transport — a launched process for ``stdio``
+(``_process.py``), Streamable HTTP (``_http.py``; the 2024-11-05 HTTP+SSE transport for
+``transport = "sse"`` spellings that asked for it), or WebSocket — performs the MCP
+handshake within ``startup_timeout``, and yields the session as the ``Upstream`` the
+connection manager uses. A handshake that takes too long is reported in plain words with
+what to check; every other failure keeps the transport's own plain-language error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, final
+
+import trio
+
+from trimcp.errors import ConnectFailed
+from trimcp.transports import open_websocket_stream
+
+from ._config_expand import expand_server
+from ._process import open_server_process
+from ._process_launch import ProcessSpec
+from ._session import ClientSession, open_client_session
+from ._session_core import ClientSessionOptions
+from ._session_handlers import ClientHandlers
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Mapping
+
+    from trimcp.protocol import JsonObject
+    from trimcp.transports import MessageStream
+
+    from ._config_model import ServerConfig
+    from ._connection import CatalogKind
+    from ._session_core import ProgressCallback
+
+__all__ = ["SessionUpstream", "connect_upstream"]
+
+
+@final
+class SessionUpstream:
+    """A ``ClientSession`` as the connection manager's ``Upstream``."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def list_all(self, kind: CatalogKind) -> list[JsonObject]:
+        session = self.session
+        if kind == "tools":
+            return [item.raw for item in await session.list_tools()]
+        if kind == "resources":
+            return [item.raw for item in await session.list_resources()]
+        if kind == "resourceTemplates":
+            return [item.raw for item in await session.list_resource_templates()]
+        return [item.raw for item in await session.list_prompts()]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: JsonObject,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> JsonObject:
+        result = await self.session.call_tool(name, arguments, on_progress=on_progress)
+        return result.raw
+
+    async def wait_closed(self) -> BaseException | None:
+        return await self.session.wait_closed()
+
+
+@asynccontextmanager
+async def _open_stream(config: ServerConfig) -> AsyncIterator[MessageStream]:
+    if config.transport == "stdio":
+        async with open_server_process(ProcessSpec.from_config(config)) as process:
+            yield process
+        return
+    url = config.url or ""
+    if config.transport == "websocket":
+        async with open_websocket_stream(url, headers=dict(config.headers)) as stream:
+            yield stream
+        return
+    from ._http import open_http_client_stream  # the HTTP client is loaded only when used
+
+    async with open_http_client_stream(url, headers=dict(config.headers)) as stream:
+        yield stream
+
+
+def _handshake_too_slow(config: ServerConfig) -> ConnectFailed:
+    target = config.url or " ".join([config.command or "", *config.args]).strip()
+    return ConnectFailed(
+        target,
+        f"MCP server {config.name!r} did not finish the MCP handshake (initialize) within "
+        f"{config.startup_timeout:g} s.\n"
+        "  likely causes:\n"
+        "    - it is still installing or starting (npx/uvx download packages on first use)\n"
+        "    - it is not an MCP server, or it writes something else to stdout\n"
+        "    - it waits for input or a login before serving\n"
+        "  how to fix:\n"
+        "    - run its command in a terminal and watch what it prints\n"
+        f"    - raise startup_timeout for {config.name!r} in {config.source.describe()}",
+    )
+
+
+@asynccontextmanager
+async def connect_upstream(
+    config: ServerConfig,
+    on_list_changed: Callable[[CatalogKind], None],
+    *,
+    environ: Mapping[str, str] | None = None,
+    handlers: ClientHandlers | None = None,
+) -> AsyncIterator[SessionUpstream]:
+    """Open ``config``'s server and yield it as an ``Upstream`` (module docstring).
+
+    ``handlers`` answer the server's requests (sampling, elicitation, roots); list-change
+    callbacks are added to them so the host re-reads the catalog.
+    """
+    expanded = expand_server(config, os.environ if environ is None else environ)
+    watched = dataclasses.replace(
+        handlers or ClientHandlers(),
+        on_tools_changed=lambda: on_list_changed("tools"),
+        on_resources_changed=lambda: on_list_changed("resources"),
+        on_prompts_changed=lambda: on_list_changed("prompts"),
+    )
+    options = ClientSessionOptions(
+        request_timeout=expanded.request_timeout,
+        reset_timeout_on_progress=expanded.reset_timeout_on_progress,
+        max_request_timeout=expanded.max_request_timeout,
+    )
+    # The deadline covers starting and the handshake, then is lifted: the scope stays
+    # around the whole connection because the transports' nurseries open inside it.
+    with trio.CancelScope(deadline=trio.current_time() + expanded.startup_timeout) as starting:
+        async with (
+            _open_stream(expanded) as stream,
+            open_client_session(stream, handlers=watched, options=options) as session,
+        ):
+            starting.deadline = math.inf
+            mark_ready = getattr(stream, "mark_ready", None)
+            if mark_ready is not None:
+                mark_ready()
+            yield SessionUpstream(session)
+    if starting.cancelled_caught:
+        raise _handshake_too_slow(expanded)
