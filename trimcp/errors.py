@@ -481,6 +481,31 @@ class RequestTimeout(TrimcpError):
         self.timeout = timeout
 
 
+class NotConnected(TrimcpError):
+    """A configured upstream server is not connected now; the message says why and what to do.
+
+    ``server`` is its configured name; ``state`` its connection's state (``connecting``,
+    ``reconnecting``, ``failed`` or ``stopped``).
+    """
+
+    def __init__(self, message: str, *, server: str, state: str) -> None:
+        super().__init__(message)
+        self.server = server
+        self.state = state
+
+
+class UnknownServer(TrimcpError):
+    """No upstream server of this name is configured (the message lists the names that are)."""
+
+
+class UnknownTool(TrimcpError):
+    """No connected server offers a tool of this qualified name (``mcp__<server>__<tool>``)."""
+
+
+class ToolCallDenied(TrimcpError):
+    """The host's permission rules refused a tool call; the message names the rule."""
+
+
 # --- launching MCP servers as processes (the client's stdio transport) ----------------------
 
 

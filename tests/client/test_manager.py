@@ -17,10 +17,16 @@ import trio.testing
 
 from trimcp.client._backoff import BackoffPolicy
 from trimcp.client._config_model import ServerConfig
-from trimcp.client._connection import CatalogKind, NotConnected
-from trimcp.client._manager import ConnectionManager, ToolCallDenied, UnknownServer, UnknownTool
+from trimcp.client._manager import ConnectionManager
 from trimcp.client._permissions import PermissionPolicy, PermissionRule
-from trimcp.errors import LocalProtocolError, TransportClosed
+from trimcp.errors import (
+    LocalProtocolError,
+    NotConnected,
+    ToolCallDenied,
+    TransportClosed,
+    UnknownServer,
+    UnknownTool,
+)
 from trimcp.server import MCPServer
 from trimcp.supervision import open_supervisor
 from trimcp.testing import open_in_memory_client
@@ -28,6 +34,8 @@ from trimcp.testing import open_in_memory_client
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
     from pathlib import Path
+
+    from trimcp.client._connection import CatalogKind
 
 LIST_METHODS = {
     "tools": ("tools/list", "tools"),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, final
 import trio
 
 from trimcp.actors import DEFER, Actor, ReplyTo, Request
-from trimcp.errors import JsonRpcError, TrimcpError
+from trimcp.errors import JsonRpcError, NotConnected
 
 from ._backoff import Backoff, BackoffPolicy
 
@@ -45,7 +45,6 @@ __all__ = [
     "ConnectionState",
     "ConnectionStatus",
     "Connector",
-    "NotConnected",
     "Upstream",
 ]
 
@@ -82,15 +81,6 @@ class Upstream(Protocol):
 Connector = Callable[
     ["ServerConfig", Callable[[CatalogKind], None]], AbstractAsyncContextManager[Upstream]
 ]
-
-
-class NotConnected(TrimcpError):
-    """The server is configured but not connected now; the message says why."""
-
-    def __init__(self, message: str, *, server: str, state: str) -> None:
-        super().__init__(message)
-        self.server = server
-        self.state = state
 
 
 @final

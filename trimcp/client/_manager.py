@@ -35,7 +35,15 @@ from typing import TYPE_CHECKING, final
 import trio
 
 from trimcp.actors import Actor, ActorRef, Registry, ReplyTo, Request, current_registry
-from trimcp.errors import ActorGone, ChildNotFound, DuplicateChild, TrimcpError
+from trimcp.errors import (
+    ActorGone,
+    ChildNotFound,
+    DuplicateChild,
+    NotConnected,
+    ToolCallDenied,
+    UnknownServer,
+    UnknownTool,
+)
 from trimcp.supervision import (
     ChildSpec,
     delete_child,
@@ -51,7 +59,6 @@ from ._connection import (
     ConnectionStatus,
     GetLive,
     GetStatus,
-    NotConnected,
     Reconnect,
     WaitConnected,
     WaitSettled,
@@ -67,24 +74,12 @@ if TYPE_CHECKING:
     from ._connection import Catalog, Connector, Upstream
     from ._session_core import ProgressCallback
 
-__all__ = ["ConnectionManager", "ToolCallDenied", "UnknownServer", "UnknownTool"]
+__all__ = ["ConnectionManager"]
 
 logger = logging.getLogger(__name__)
 
 #: Seconds ``connect`` waits for a server's first connection attempt to settle.
 CONNECT_TIMEOUT = 60.0
-
-
-class UnknownServer(TrimcpError):
-    """No server of this name is configured."""
-
-
-class UnknownTool(TrimcpError):
-    """No connected server offers a tool of this (qualified) name."""
-
-
-class ToolCallDenied(TrimcpError):
-    """The host's permission rules refused a tool call; the message says which rule."""
 
 
 # --- the manager actor: the configuration in force -------------------------------------------
