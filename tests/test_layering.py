@@ -48,7 +48,9 @@ ALLOWED: dict[str, set[str]] = {
     },
     "client": {"errors", "config", "protocol", "actors", "supervision", "transports"},
     "_logging": {"errors", "config"},
-    "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon", "client"},
+    "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon", "_host_cli"},
+    "_host_cli": {"errors", "config", "supervision", "client", "protocol", "_host_shell"},
+    "_host_shell": {"errors", "client", "protocol"},
     "daemon": {
         "errors",
         "config",

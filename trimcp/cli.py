@@ -2,9 +2,12 @@
 
 ::
 
-    trimcp config check [PATH]        validate the configuration; exit 1 if it is wrong
+    trimcp config check [PATH] [--config MCPFILE]...
+                                      validate sys_config.toml and the MCP servers files
     trimcp config show [PATH] [--json] print the configuration in effect (TOML, or JSON)
     trimcp serve [--config PATH]      run the application until SIGTERM/SIGINT
+    trimcp servers | tools | call | resources | prompts | shell
+                                      the configured MCP servers (``trimcp._host_cli``)
 
 PATH defaults to ``$TRIMCP_CONFIG``, then ``./sys_config.toml``, then built-in defaults.
 ``serve`` runs the MCP server of ``[server] object`` on the listeners the file enables
@@ -22,6 +25,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
+from trimcp._host_cli import add_host_commands, check_client_config
 from trimcp._logging import configure_logging
 from trimcp.config import find_config_file, load_config, render_settings
 from trimcp.errors import ConfigError, SupervisorError
@@ -58,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     path_help = "the file to read (default: $TRIMCP_CONFIG, else ./sys_config.toml)"
     check = config_commands.add_parser("check", help="validate the configuration")
     check.add_argument("path", nargs="?", metavar="PATH", help=path_help)
+    check.add_argument(
+        "--config",
+        action="append",
+        metavar="MCPFILE",
+        help="an MCP servers file to check; repeatable (default: the user and project files)",
+    )
     check.set_defaults(command=_check)
     show = config_commands.add_parser("show", help="print the configuration in effect as TOML")
     show.add_argument("path", nargs="?", metavar="PATH", help=path_help)
@@ -67,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the application until SIGTERM or SIGINT")
     serve.add_argument("--config", metavar="PATH", help=path_help)
     serve.set_defaults(command=_serve)
+    add_host_commands(commands)
     return parser
 
 
@@ -74,12 +85,21 @@ def _check(args: argparse.Namespace) -> int:
     try:
         config = _load_checked(args.path)
     except ConfigError as exc:
-        return _report(exc)
-    if config.sources:
-        sys.stdout.write(f"OK: configuration is valid; read {', '.join(config.sources)}\n")
+        status = _report(exc)
     else:
-        sys.stdout.write("OK: no configuration file found; every setting has its default\n")
-    return 0
+        status = 0
+        if config.sources:
+            sys.stdout.write(f"OK: configuration is valid; read {', '.join(config.sources)}\n")
+        else:
+            sys.stdout.write("OK: no configuration file found; every setting has its default\n")
+    # The MCP servers the host commands use, from the same files they read. With a broken
+    # sys_config.toml only their problems are added, so that stdout stays empty on failure.
+    servers_ok, report = check_client_config(args.config, sys_config=args.path)
+    if not servers_ok:
+        sys.stderr.write(report + "\n")
+    elif status == 0:
+        sys.stdout.write(report + "\n")
+    return status or (0 if servers_ok else _FAILURE)
 
 
 def _show(args: argparse.Namespace) -> int:

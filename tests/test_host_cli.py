@@ -1,0 +1,160 @@
+"""The host commands as a user runs them: ``python -m trimcp ...`` against real servers.
+
+Each test writes an ``mcpServers`` file naming examples/everything_server.py over stdio (and
+sometimes a server whose command does not exist), and runs the command in a subprocess
+with HOME pointed at an empty folder, so no user configuration leaks in.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import trimcp
+
+ROOT = Path(trimcp.__file__).resolve().parents[1]
+EVERYTHING = str(ROOT / "examples" / "everything_server.py")
+
+pytestmark = pytest.mark.slow
+
+
+def write_config(folder: Path, **extra: dict[str, object]) -> Path:
+    servers: dict[str, object] = {
+        "everything": {"command": sys.executable, "args": [EVERYTHING, "--transport", "stdio"]},
+        **extra,
+    }
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def trimcp_cli(
+    folder: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(folder),
+        "XDG_CONFIG_HOME": str(folder / ".config"),
+        "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "trimcp", *args],
+        cwd=folder,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def test_servers_shows_a_table_and_explains_a_broken_one(tmp_path: Path) -> None:
+    config = write_config(tmp_path, ghost={"command": "no-such-mcp-server"})
+    result = trimcp_cli(tmp_path, "servers", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == [
+        "SERVER",
+        "TRANSPORT",
+        "STATE",
+        "TOOLS",
+        "RESOURCES",
+        "PROMPTS",
+        "RESTARTS",
+        "PROBLEM",
+    ]
+    everything = next(line for line in lines if line.startswith("everything"))
+    assert "connected" in everything
+    ghost = next(line for line in lines if line.startswith("ghost"))
+    assert "failed" in ghost
+    assert 'command "no-such-mcp-server" was not found' in ghost
+
+
+def test_tools_lists_and_exports(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    listed = trimcp_cli(tmp_path, "tools", "everything", "--config", str(config))
+    assert listed.returncode == 0, listed.stderr
+    assert "mcp__everything__echo" in listed.stdout
+    exported = trimcp_cli(tmp_path, "tools", "--export", "anthropic", "--config", str(config))
+    assert exported.returncode == 0, exported.stderr
+    tools = json.loads(exported.stdout)
+    echo = next(tool for tool in tools if tool["name"] == "mcp__everything__echo")
+    assert echo["input_schema"]["properties"]["text"]["type"] == "string"
+
+
+def test_call_prints_the_result_and_progress(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    echoed = trimcp_cli(
+        tmp_path, "call", "everything", "echo", '{"text": "hello there"}', "--config", str(config)
+    )
+    assert (echoed.returncode, echoed.stdout.strip()) == (0, "hello there"), echoed.stderr
+    progress = trimcp_cli(
+        tmp_path, "call", "everything", "test_tool_with_progress", "--config", str(config)
+    )
+    assert progress.returncode == 0, progress.stderr
+    assert "progress " in progress.stderr
+
+
+def test_call_with_bad_json_says_what_to_type(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    result = trimcp_cli(
+        tmp_path, "call", "everything", "echo", "{text: hi}", "--config", str(config)
+    )
+    assert result.returncode == 1
+    assert "not valid JSON" in result.stderr
+    assert "expected: a JSON object" in result.stderr
+
+
+def test_config_check_shows_the_friendly_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"mcpServers": {"gh": {"command": ["npx", "-y", "server-github"]}}}')
+    result = trimcp_cli(tmp_path, "config", "check", "--config", str(broken))
+    assert result.returncode == 1
+    assert str(broken) in result.stderr
+    assert 'server:   "gh"' in result.stderr
+    assert "args" in result.stderr
+    good = trimcp_cli(tmp_path, "config", "check", "--config", str(write_config(tmp_path)))
+    assert good.returncode == 0, good.stderr
+    assert "servers: everything" in good.stdout
+
+
+def test_no_configured_servers_is_explained(tmp_path: Path) -> None:
+    result = trimcp_cli(tmp_path, "servers")
+    assert result.returncode == 1
+    assert "no MCP servers are configured" in result.stderr
+
+
+def test_the_shell_drives_servers_by_hand(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    commands = "\n".join(
+        [
+            "/mcp",
+            "/mcp tools everything",
+            '/mcp call mcp__everything__echo {"text": "from the shell"}',
+            '/mcp call everything echo {"text": "two words"}',
+            "/mcp disconnect everything",
+            "/mcp",
+            "/mcp connect everything",
+            "/mcp reload",
+            "/mcp nonsense",
+            "/help",
+            "/quit",
+        ]
+    )
+    result = trimcp_cli(tmp_path, "shell", "--config", str(config), stdin=commands + "\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "everything: connected" in out
+    assert "mcp__everything__echo" in out
+    assert "from the shell" in out
+    assert "two words" in out
+    assert "everything: disconnected" in out
+    assert "everything: stopped" in out
+    assert "unchanged: everything" in out
+    assert "unknown /mcp action 'nonsense'" in out
+    assert "/mcp call TOOL" in out
