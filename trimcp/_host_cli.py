@@ -155,7 +155,8 @@ def _run(args: argparse.Namespace, body: Callable[[ConnectionManager], Awaitable
         async with _host(config) as manager:
             return await body(manager)
 
-    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    # The commands report failures themselves (tables, messages); the log would repeat them.
+    logging.basicConfig(level=logging.CRITICAL, format="%(levelname)s %(name)s: %(message)s")
     try:
         return trio.run(main)
     except TrimcpError as exc:
