@@ -599,3 +599,39 @@ class ToolOutputInvalid(TrimcpError):
         self.tool = tool
         self.problem = problem
         self.result = result
+
+
+# --- the client's HTTP transports ------------------------------------------------------------
+
+
+class HttpStatusError(ConnectFailed):
+    """An MCP server's HTTP endpoint answered with an error status.
+
+    ``status`` is the HTTP status, ``detail`` the server's own explanation (the message of
+    its JSON-RPC error, or the start of its body; maybe empty). The message says in plain
+    words what the status usually means and what to try.
+    """
+
+    def __init__(self, target: str, status: int, problem: str, *, detail: str = "") -> None:
+        super().__init__(target, problem)
+        self.status = status
+        self.detail = detail
+
+
+class HttpAuthRequired(HttpStatusError):
+    """HTTP 401 or 403: the server wants credentials that this client did not send."""
+
+
+class EndpointNotFound(HttpStatusError):
+    """HTTP 404 to a request without a session id: nothing serves MCP at that URL."""
+
+
+class NotAnMcpEndpoint(ConnectFailed):
+    """The server answered, but not with JSON or an event stream (an HTML page, say).
+
+    ``content_type`` is what it sent instead.
+    """
+
+    def __init__(self, target: str, problem: str, *, content_type: str) -> None:
+        super().__init__(target, problem)
+        self.content_type = content_type

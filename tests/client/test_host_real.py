@@ -164,3 +164,30 @@ async def test_a_missing_command_is_explained(tmp_path: Path) -> None:
         assert status.state == "failed"
         assert 'command "no-such-mcp-server" was not found' in (status.last_error or "")
         assert "how to fix" in (status.last_error or "")
+
+
+async def test_streamable_http_and_the_legacy_fallback() -> None:
+    from examples.everything_server import build_server
+    from trimcp.http import HttpOptions
+
+    async with trio.open_nursery() as nursery:
+        listener = await nursery.start(
+            functools.partial(build_server().serve_http, options=HttpOptions(legacy_sse=True))
+        )
+        base = listener.url.rsplit("/", 1)[0]
+        servers = {
+            "http": ServerConfig(name="http", transport="http", url=listener.url),
+            # /sse answers a POST with 405: the connector falls back to HTTP+SSE (2024-11-05).
+            "old": ServerConfig(name="old", transport="http", url=f"{base}/sse"),
+        }
+        async with open_host(servers) as manager:
+            with trio.fail_after(30):
+                statuses = await manager.connect_all()
+            assert [(s.name, s.state) for s in statuses] == [
+                ("http", "connected"),
+                ("old", "connected"),
+            ], [s.last_error for s in statuses]
+            for server in ("http", "old"):
+                answer = await manager.call_tool(f"mcp__{server}__echo", {"text": server})
+                assert answer["content"][0]["text"] == server
+        nursery.cancel_scope.cancel()

@@ -29,6 +29,11 @@ from ._connection import ConnectionState as ConnectionState
 from ._connection import ConnectionStatus as ConnectionStatus
 from ._connection import Connector as Connector
 from ._connection import Upstream as Upstream
+from ._http import HttpClientStream as HttpClientStream
+from ._http import open_http_client_stream as open_http_client_stream
+from ._http_legacy import LegacySseClientStream as LegacySseClientStream
+from ._http_legacy import open_legacy_sse_client_stream as open_legacy_sse_client_stream
+from ._http_resume import ReconnectPolicy as ReconnectPolicy
 from ._manager import ConnectionManager as ConnectionManager
 from ._naming import qualify as qualify
 from ._naming import split_qualified as split_qualified
@@ -97,6 +102,8 @@ __all__ = [
     "ExportFormat",
     "GetPromptResult",
     "HostTool",
+    "HttpClientStream",
+    "LegacySseClientStream",
     "LogMessage",
     "Page",
     "PermissionPolicy",
@@ -106,6 +113,7 @@ __all__ = [
     "Prompt",
     "PromptArgument",
     "PromptMessage",
+    "ReconnectPolicy",
     "Resource",
     "ResourceContents",
     "ResourceTemplate",
@@ -129,6 +137,8 @@ __all__ = [
     "inspect_client_config",
     "load_client_config",
     "open_client_session",
+    "open_http_client_stream",
+    "open_legacy_sse_client_stream",
     "open_server_process",
     "prompt_ref",
     "qualify",

@@ -3,7 +3,8 @@
 ``connect_upstream(config, on_list_changed)`` expands the server's ``${VAR}`` references
 against the environment, opens its transport — a launched process for ``stdio``
 (``_process.py``), Streamable HTTP (``_http.py``; the 2024-11-05 HTTP+SSE transport for
-``transport = "sse"`` spellings that asked for it), or WebSocket — performs the MCP
+servers that refuse Streamable HTTP's initialize with 400, 404 or 405, as MCP's backwards
+compatibility section provides), or WebSocket — performs the MCP
 handshake within ``startup_timeout``, and yields the session as the ``Upstream`` the
 connection manager uses. A handshake that takes too long is reported in plain words with
 what to check; every other failure keeps the transport's own plain-language error.
@@ -14,15 +15,17 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, final
 
 import trio
 
-from trimcp.errors import ConnectFailed
+from trimcp.errors import ConnectFailed, ConnectionLost, HttpStatusError
 from trimcp.transports import open_websocket_stream
 
 from ._config_expand import expand_server
+from ._http import open_http_client_stream
+from ._http_legacy import open_legacy_sse_client_stream
 from ._process import open_server_process
 from ._process_launch import ProcessSpec
 from ._session import ClientSession, open_client_session
@@ -79,14 +82,7 @@ async def _open_stream(config: ServerConfig) -> AsyncIterator[MessageStream]:
         async with open_server_process(ProcessSpec.from_config(config)) as process:
             yield process
         return
-    url = config.url or ""
-    if config.transport == "websocket":
-        async with open_websocket_stream(url, headers=dict(config.headers)) as stream:
-            yield stream
-        return
-    from ._http import open_http_client_stream  # the HTTP client is loaded only when used
-
-    async with open_http_client_stream(url, headers=dict(config.headers)) as stream:
+    async with open_websocket_stream(config.url or "", headers=dict(config.headers)) as stream:
         yield stream
 
 
@@ -131,17 +127,81 @@ async def connect_upstream(
         reset_timeout_on_progress=expanded.reset_timeout_on_progress,
         max_request_timeout=expanded.max_request_timeout,
     )
-    # The deadline covers starting and the handshake, then is lifted: the scope stays
-    # around the whole connection because the transports' nurseries open inside it.
-    with trio.CancelScope(deadline=trio.current_time() + expanded.startup_timeout) as starting:
-        async with (
-            _open_stream(expanded) as stream,
-            open_client_session(stream, handlers=watched, options=options) as session,
-        ):
-            starting.deadline = math.inf
-            mark_ready = getattr(stream, "mark_ready", None)
-            if mark_ready is not None:
-                mark_ready()
-            yield SessionUpstream(session)
+    if expanded.transport == "http":
+        fallback = False
+        yielded = False
+        async with _with_deadline(expanded) as starting:
+            try:
+                async with _session(expanded, _streamable(expanded), watched, options) as upstream:
+                    starting.deadline = math.inf
+                    yielded = True
+                    yield upstream
+            except (HttpStatusError, ConnectionLost) as exc:
+                # MCP's backwards compatibility: a server that refuses Streamable HTTP's
+                # initialize POST with 400, 404 or 405 may speak the 2024-11-05 HTTP+SSE
+                # transport at the same URL. Only before the connection was handed out.
+                if yielded or _refused_status(exc) not in (400, 404, 405):
+                    raise
+                fallback = True
+        if fallback:
+            async with (
+                _with_deadline(expanded) as starting,
+                _session(expanded, _legacy(expanded), watched, options) as upstream,
+            ):
+                starting.deadline = math.inf
+                yield upstream
+        return
+    async with (
+        _with_deadline(expanded) as starting,
+        _session(expanded, _open_stream(expanded), watched, options) as upstream,
+    ):
+        starting.deadline = math.inf
+        yield upstream
+
+
+def _refused_status(error: BaseException) -> int | None:
+    """The HTTP status that refused the handshake, if ``error`` (or its cause) is one."""
+    current: BaseException | None = error
+    while current is not None:
+        if isinstance(current, HttpStatusError):
+            return current.status
+        current = current.__cause__
+    return None
+
+
+@asynccontextmanager
+async def _with_deadline(config: ServerConfig) -> AsyncIterator[trio.CancelScope]:
+    """A scope whose deadline covers starting and the handshake; the caller lifts it.
+
+    The scope stays around the whole connection, because the transports' nurseries open
+    inside it; a handshake that runs out of time is reported in plain words.
+    """
+    with trio.CancelScope(deadline=trio.current_time() + config.startup_timeout) as starting:
+        yield starting
     if starting.cancelled_caught:
-        raise _handshake_too_slow(expanded)
+        raise _handshake_too_slow(config)
+
+
+@asynccontextmanager
+async def _session(
+    config: ServerConfig,
+    opening: AbstractAsyncContextManager[MessageStream],
+    handlers: ClientHandlers,
+    options: ClientSessionOptions,
+) -> AsyncIterator[SessionUpstream]:
+    async with (
+        opening as stream,
+        open_client_session(stream, handlers=handlers, options=options) as session,
+    ):
+        mark_ready = getattr(stream, "mark_ready", None)
+        if mark_ready is not None:
+            mark_ready()
+        yield SessionUpstream(session)
+
+
+def _streamable(config: ServerConfig) -> AbstractAsyncContextManager[MessageStream]:
+    return open_http_client_stream(config.url or "", headers=dict(config.headers))
+
+
+def _legacy(config: ServerConfig) -> AbstractAsyncContextManager[MessageStream]:
+    return open_legacy_sse_client_stream(config.url or "", headers=dict(config.headers))

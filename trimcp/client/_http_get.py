@@ -1,0 +1,31 @@
+"""The standalone GET stream: messages the server starts, outside any request's answer.
+
+Opened once the session is initialized (after ``notifications/initialized`` was accepted),
+if the server offers it: 405 means it does not, which is fine and not retried. Kept open for
+the session's life; when it ends or breaks it is resumed like any SSE stream
+(``_http_sse.keep_reading``). Giving up only costs server-initiated messages, so it is
+logged, not fatal: a server that is really gone fails the next POST.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ._http_sse import StreamState, keep_reading
+
+if TYPE_CHECKING:
+    from ._http_link import HttpLink
+
+__all__ = ["run_get_stream"]
+
+logger = logging.getLogger(__name__)
+
+
+async def run_get_stream(link: HttpLink) -> None:
+    """Open and keep the GET stream until the session ends or the stream closes."""
+    with link.in_session():
+        state = StreamState(link, standalone=True)
+        reason = await keep_reading(link, state, None)
+        if reason:
+            logger.info("no GET stream from %s: %s", link.url, reason)

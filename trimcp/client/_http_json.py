@@ -1,0 +1,134 @@
+"""The few JSON-RPC facts the HTTP client transport needs, picked out of message bytes.
+
+Streamable HTTP ties transport decisions to message contents: a POSTed request's answer
+stream is done once its response arrived, the session id comes with the ``initialize``
+answer, and later requests carry the negotiated protocol version. These pure functions read
+just that much; the session above still decodes every message itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias, TypeGuard, final
+
+import orjson
+
+__all__ = [
+    "Outline",
+    "RequestId",
+    "error_response",
+    "initialize_version",
+    "outline",
+    "response_ids",
+    "split_body",
+]
+
+RequestId: TypeAlias = str | int
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outline:
+    """What one outgoing message is, as far as the transport cares.
+
+    Attributes:
+        request_ids: ids of the requests in it (answers to them are expected back).
+        initialize: it is an ``initialize`` request.
+        initialized: it is the ``notifications/initialized`` notification.
+    """
+
+    request_ids: tuple[RequestId, ...] = ()
+    initialize: bool = False
+    initialized: bool = False
+
+
+def outline(data: bytes) -> Outline:
+    """Outline an outgoing message (one object or a batch). Unparseable: an empty outline."""
+    try:
+        parsed = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return Outline()
+    items = parsed if isinstance(parsed, list) else [parsed]
+    ids: list[RequestId] = []
+    initialize = initialized = False
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        method = item.get("method")
+        request_id = item.get("id")
+        if isinstance(method, str) and _is_id(request_id):
+            ids.append(request_id)
+            initialize = initialize or method == "initialize"
+        initialized = initialized or method == "notifications/initialized"
+    return Outline(request_ids=tuple(ids), initialize=initialize, initialized=initialized)
+
+
+def _is_id(value: object) -> TypeGuard[RequestId]:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def response_ids(data: bytes) -> list[RequestId]:
+    """Return the ids of the responses (results or errors) in an incoming message.
+
+    Cheap for the common case of a notification: a message with a ``"method"`` member and
+    neither ``"result"`` nor ``"error"`` anywhere is not parsed at all.
+    """
+    if b'"method"' in data and b'"result"' not in data and b'"error"' not in data:
+        return []
+    try:
+        parsed = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return []
+    items = parsed if isinstance(parsed, list) else [parsed]
+    return [
+        item["id"]
+        for item in items
+        if isinstance(item, dict)
+        and "method" not in item
+        and ("result" in item or "error" in item)
+        and _is_id(item.get("id"))
+    ]
+
+
+def initialize_version(data: bytes, request_id: RequestId) -> str | None:
+    """Return ``protocolVersion`` if ``data`` is the result answering ``request_id``."""
+    try:
+        parsed = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    items = parsed if isinstance(parsed, list) else [parsed]
+    for item in items:
+        if not isinstance(item, dict) or item.get("id") != request_id:
+            continue
+        result = item.get("result")
+        if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+            return str(result["protocolVersion"])
+    return None
+
+
+def split_body(body: bytes) -> list[bytes]:
+    """Split an ``application/json`` answer into messages: one object, or a batch's items.
+
+    Raises:
+        ValueError: the body is not JSON, or not an object or an array of objects.
+    """
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc})") from exc
+    if isinstance(parsed, dict):
+        return [body]
+    if isinstance(parsed, list) and all(isinstance(item, dict) for item in parsed):
+        return [orjson.dumps(item) for item in parsed]
+    raise ValueError("JSON, but neither a JSON-RPC message nor a batch of them")
+
+
+def error_response(request_id: RequestId, message: str, *, code: int = -32603) -> bytes:
+    """Return a JSON-RPC error response to ``request_id``, made up by this side.
+
+    The transport answers a request itself when the server's answer can no longer come
+    (the connection broke and could not be resumed, the server refused the POST), so the
+    caller gets the reason at once instead of waiting for its timeout.
+    """
+    error = {"code": code, "message": message}
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
