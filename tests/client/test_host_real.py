@@ -191,3 +191,19 @@ async def test_streamable_http_and_the_legacy_fallback() -> None:
                 answer = await manager.call_tool(f"mcp__{server}__echo", {"text": server})
                 assert answer["content"][0]["text"] == server
         nursery.cancel_scope.cancel()
+
+
+async def test_a_server_that_never_answers_initialize_is_explained() -> None:
+    silent = ServerConfig(
+        name="silent",
+        transport="stdio",
+        command=sys.executable,
+        args=("-c", "import time; time.sleep(60)"),
+        startup_timeout=0.5,
+    )
+    async with open_host({"silent": silent}, BackoffPolicy(initial=0.05, intensity=0)) as manager:
+        status = await manager.connect("silent")
+        assert status.state == "failed"
+        problem = status.last_error or ""
+        assert "did not finish the MCP handshake (initialize) within 0.5 s" in problem
+        assert "raise startup_timeout" in problem
