@@ -231,18 +231,26 @@ class ConnectionManager:
     async def disconnect(self, server: str) -> bool:
         """Disconnect ``server``; return False if it was not connected."""
         parent = self._registry().lookup(f"{self.name}.connections")
+        ref = self._connection(server)
+        if ref is not None:
+            # Stopped here, not through the supervisor, so that disconnect_all closes every
+            # server at once: the supervisor handles one terminate_child at a time. A
+            # connection that stops on request is not restarted (it is transient).
+            with contextlib.suppress(ActorGone):
+                await ref.stop()
         try:
             await terminate_child(parent, server)
         except ChildNotFound:
-            return False
+            return ref is not None
         with contextlib.suppress(ChildNotFound):
             await delete_child(parent, server)
         return True
 
     async def disconnect_all(self) -> None:
-        """Disconnect every server."""
-        for server in await self.servers():
-            await self.disconnect(server)
+        """Disconnect every server, concurrently (each process gets its own grace)."""
+        async with trio.open_nursery() as nursery:
+            for server in await self.servers():
+                nursery.start_soon(self.disconnect, server)
 
     async def reconnect(self, server: str) -> ConnectionStatus:
         """Connect ``server`` afresh now (a failed one too), resetting its backoff."""
