@@ -17,6 +17,7 @@ from trimcp.actors import (
     ExitReason,
     ReplyTo,
     crashed,
+    monitor,
     spawn,
 )
 from trimcp.errors import ActorError, ActorGone
@@ -388,3 +389,69 @@ async def test_run_can_be_started_directly_with_nursery_start() -> None:
         assert ref.name == "direct"
         assert await ref.call(1) == 1
         await ref.stop()
+
+
+async def test_a_zero_delay_timer_fires_at_once_and_a_disarmed_one_never(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    actor = Timers()
+    async with trio.open_nursery() as nursery:
+        ref = await spawn(nursery, actor)
+        await ref.call(("arm", 0.0, "now"))
+        await ref.call(("arm", 5.0, "later"))
+        await trio.sleep(1)
+        await ref.call(("disarm", "later"))
+        await trio.sleep(10)
+        await ref.stop()
+    assert actor.fired == [("now", 0.0)]
+
+
+class Watcher(Actor):
+    """Records the ``Down`` notices it gets."""
+
+    def __init__(self) -> None:
+        self.downs: list[object] = []
+
+    async def handle_info(self, message: object) -> None:
+        self.downs.append(message)
+
+
+async def test_a_helper_started_from_outside_runs_as_the_actors_helper() -> None:
+    watcher = Watcher()
+    async with trio.open_nursery() as nursery:
+        ref = await spawn(nursery, watcher)
+        target = await spawn(nursery, ScriptedActor())
+
+        async def monitor_target() -> None:
+            # ``monitor`` without a watcher watches for the actor whose task is running.
+            monitor(target)
+
+        watcher.start_soon(monitor_target)  # from the test's task, not the actor's
+        await trio.testing.wait_all_tasks_blocked()
+        await target.stop()
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(watcher.downs) == 1
+        assert not watcher.stopping
+        await ref.stop()
+    assert watcher.stopping
+
+
+async def test_stopping_is_set_by_a_stop_request_before_the_actor_exits() -> None:
+    gate = trio.Event()
+
+    class Slow(Actor):
+        async def terminate(self, reason: ExitReason) -> None:
+            await gate.wait()
+
+    actor = Slow()
+    async with trio.open_nursery() as nursery:
+        assert actor.stopping  # not running yet
+        ref = await spawn(nursery, actor)
+        assert not actor.stopping
+        ref.request_stop()
+        await trio.testing.wait_all_tasks_blocked()
+        assert actor.stopping
+        assert ref.alive
+        gate.set()
+        await ref.wait_exited()
+    assert actor.stopping

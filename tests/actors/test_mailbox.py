@@ -195,3 +195,20 @@ async def test_cancelled_get_takes_nothing() -> None:
     assert not mailbox.consumer_waiting
     mailbox.put_nowait(1)
     assert await mailbox.get() == 1
+
+
+async def test_lanes_come_and_go_without_changing_what_is_seen() -> None:
+    mailbox: Mailbox[int] = Mailbox(2)
+    assert len(mailbox) == 0
+    assert not mailbox.full()
+    for round_ in range(3):  # a lane emptied and filled again behaves the same
+        mailbox.put_system(10 + round_)
+        mailbox.put_nowait(round_)
+        assert len(mailbox) == 2
+        assert mailbox.statistics().length == 2
+        assert await mailbox.get() == 10 + round_  # the system lane first
+        assert await mailbox.get() == round_
+        assert len(mailbox) == 0
+    assert mailbox.statistics().peak == 2
+    assert mailbox.statistics().waiting_senders == 0
+    assert mailbox.close() == []

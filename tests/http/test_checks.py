@@ -127,7 +127,6 @@ def test_body_outline() -> None:
     outline = read_post_body(body)
     assert outline.batch
     assert outline.request_ids == (1, "a")
-    assert outline.progress_tokens == ((5, "a"),)
     with pytest.raises(HttpRefusal, match="batch"):
         read_post_body(b'[{"jsonrpc":"2.0","id":1,"method":"initialize"}]')
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import typing
 
 import httpx
 import orjson
@@ -14,7 +15,16 @@ from trimcp.server import Context  # noqa: TC001 - tool hints are read at runtim
 from trimcp.sessions import Session, SessionLimits, SessionRecord
 from trimcp.transports import SSEDecoder, SSEEvent
 
-from ._client import ACCEPT_BOTH, INITIALIZE, build_server, handshake, post, read_answer, running
+from ._client import (
+    ACCEPT_BOTH,
+    INITIALIZE,
+    Answer,
+    build_server,
+    handshake,
+    post,
+    read_answer,
+    running,
+)
 
 
 def call(request_id: int, name: str, arguments: dict[str, object]) -> dict[str, object]:
@@ -497,3 +507,59 @@ async def test_priming_event_ids_always_come_before_the_answer() -> None:
             assert response.id is not None
             stream, first = priming.id.rsplit("-", 1)
             assert response.id == f"{stream}-{int(first) + 1}"
+
+
+async def test_a_cancelled_call_ends_its_sse_stream_without_an_answer() -> None:
+    server = build_server()
+    started = trio.Event()
+
+    @server.tool()
+    async def forever() -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    async with running(server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        answers: list[Answer] = []
+
+        async def call_forever() -> None:
+            body = call(5, "forever", {})
+            answers.append(await post(client, listener.url, body, session=session))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call_forever)
+            with trio.fail_after(5):
+                await started.wait()
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 5},
+                }
+                assert (await post(client, listener.url, cancel, session=session)).status == 202
+        (answer,) = answers  # the stream ended: no response will come (Cancellation)
+        assert answer.messages == []
+        assert not typing.cast("HttpSessionStream", listener.manager.table.records()[0].stream).busy
+
+
+async def test_progress_goes_on_the_stream_of_its_call_in_order() -> None:
+    server = build_server()
+
+    @server.tool()
+    async def count(n: int, ctx: Context) -> str:
+        for done in range(1, n + 1):
+            await ctx.report_progress(done, n)
+        return "counted"
+
+    async with running(server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        body = call(3, "count", {"n": 500})
+        body["params"]["_meta"] = {"progressToken": "tok"}  # type: ignore[index]
+        answer = await post(client, listener.url, body, session=session)
+        progress = [m["params"] for m in answer.messages if "method" in m]
+        assert [p["progress"] for p in progress] == list(range(1, 501))
+        assert {p["progressToken"] for p in progress} == {"tok"}
+        assert answer.message["result"]["content"] == [{"type": "text", "text": "counted"}]
+        # Every event has an id, in order, after the priming event's.
+        ids = [int(e.id.rsplit("-", 1)[1]) for e in answer.events if e.id]
+        assert ids == list(range(ids[0], ids[0] + 502))

@@ -1,4 +1,4 @@
-"""HttpSessionStream routing and the standalone stream's slow-consumer policy (no network)."""
+"""HttpSessionStream: routing, the synchronous send path, pushed input, slow readers."""
 
 from __future__ import annotations
 
@@ -6,20 +6,23 @@ import logging
 
 import pytest
 import trio
+import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trimcp.errors import TransportClosed
 from trimcp.http import HttpSessionStream
-from trimcp.http._stream import peek_id, progress_token_of
+from trimcp.http._live import LiveQueue
+from trimcp.http._stream import peek_id
 from trimcp.protocol import (
     ErrorObject,
     ErrorResponse,
-    Notification,
     Request,
     Result,
     encode_message,
 )
-from trimcp.transports import MemoryEventStore
+from trimcp.transports import EventSender, MemoryEventStore, SSEDecoder, encode_event
+from trimcp.transports._sse import _encode_fields
 
 RESPONSE_7 = b'{"jsonrpc":"2.0","id":7,"result":{}}'
 PROGRESS = (
@@ -29,23 +32,131 @@ PROGRESS = (
 CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
 
 
-async def test_responses_and_progress_go_to_their_post_and_the_rest_to_get() -> None:
+def progress(n: int) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","method":"notifications/progress",'
+        b'"params":{"progressToken":"t","progress":%d}}' % n
+    )
+
+
+class AsyncOnlyStore:
+    """A MemoryEventStore seen only through the async ``EventStore`` protocol (a remote one)."""
+
+    def __init__(self) -> None:
+        self._inner = MemoryEventStore()
+
+    async def open_stream(self, session_id: str) -> str:
+        return await self._inner.open_stream(session_id)
+
+    async def store_event(self, session_id: str, stream_id: str, message: bytes | None) -> str:
+        await trio.lowlevel.checkpoint()
+        return await self._inner.store_event(session_id, stream_id, message)
+
+    async def replay_events_after(
+        self, session_id: str, last_event_id: str, send: EventSender
+    ) -> str:
+        return await self._inner.replay_events_after(session_id, last_event_id, send)
+
+    async def end_stream(self, session_id: str, stream_id: str) -> None:
+        await self._inner.end_stream(session_id, stream_id)
+
+    async def forget_stream(self, session_id: str, stream_id: str) -> None:
+        await self._inner.forget_stream(session_id, stream_id)
+
+    async def forget_session(self, session_id: str) -> None:
+        await self._inner.forget_session(session_id)
+
+
+async def read_all(live: LiveQueue) -> list[bytes]:
+    events = []
+    while (event := await live.get()) is not None:
+        events.append(event)
+    return events
+
+
+def decoded(chunks: list[bytes]) -> list[tuple[str | None, bytes]]:
+    """The (id, data) of SSE-framed events."""
+    return [(e.id, e.data.encode()) for e in SSEDecoder().feed(b"".join(chunks))]
+
+
+async def test_tagged_progress_and_response_go_to_their_post_and_the_rest_to_get() -> None:
     stream = HttpSessionStream("session-a", MemoryEventStore())
-    post = await stream.open_post([7], [("t", 7)])
+    post = await stream.open_post([7])
     post_live = post.attach()
     get = await stream.open_standalone()
     get_live = get.attach()
     assert stream.busy
-    await stream.send_messages([PROGRESS, CHANGED, RESPONSE_7])
-    assert [data for _, data in [post_live.receive_nowait(), post_live.receive_nowait()]] == [
-        PROGRESS,
-        RESPONSE_7,
-    ]
-    with pytest.raises(trio.EndOfChannel):
-        await post_live.receive()  # answered: the POST stream ended
-    assert get_live.receive_nowait()[1] == CHANGED
+    # Synchronous all the way: nothing here waits for a reader.
+    messages = [(PROGRESS, 7, False), (CHANGED, None, False), (RESPONSE_7, 7, True)]
+    assert stream.send_routed_now(messages)
+    # Each stored, then framed as an SSE event with its id.
+    assert decoded(await read_all(post_live)) == [("s0-0", PROGRESS), ("s0-1", RESPONSE_7)]
+    assert post.ended  # answered: the POST stream ended
+    assert decoded(get_live.take_ready(10)) == [("s1-0", CHANGED)]
     assert not stream.in_flight(7)
     await stream.aclose()
+
+
+async def test_untagged_messages_are_routed_by_their_id() -> None:
+    stream = HttpSessionStream("session-u", None)
+    post = await stream.open_post([7])
+    live = post.attach(sse=False)
+    await stream.send_messages([CHANGED, RESPONSE_7])
+    # No GET stream: the notification goes on the POST stream being read.
+    assert await read_all(live) == [CHANGED, RESPONSE_7]
+
+
+async def test_a_full_post_queue_keeps_the_rest_in_order_until_the_reader_takes_it() -> None:
+    store = MemoryEventStore()
+    stream = HttpSessionStream("session-f", store)
+    post = await stream.open_post([7])
+    live = post.attach()
+    messages = [(progress(n), 7, False) for n in range(100)] + [(RESPONSE_7, 7, True)]
+    assert not stream.send_routed_now(messages)
+    assert len(live) == 64  # the reader's queue is full; the rest waits, unstored
+    assert store.statistics().events == 64
+    assert not stream.send_routed_now([])  # still behind: kept, in order
+    received: list[bytes] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stream.send_routed, [])
+
+        async def reader() -> None:
+            received.extend(await read_all(live))
+
+        nursery.start_soon(reader)
+    # Every event was stored before it was sent, in order, each with its own id.
+    assert decoded(received) == [(f"s0-{n}", m[0]) for n, m in enumerate(messages)]
+    assert post.ended
+    assert stream.send_routed_now([(CHANGED, None, False)])  # nothing open: dropped at once
+    await stream.aclose()
+
+
+async def test_a_store_without_a_synchronous_path_is_awaited() -> None:
+    stream = HttpSessionStream("session-r", AsyncOnlyStore())  # type: ignore[arg-type]
+    post = await stream.open_post([7])
+    first = await post.priming_event_id()
+    assert first is not None
+    live = post.attach(sse=False)
+    assert not stream.send_routed_now([(PROGRESS, 7, False), (RESPONSE_7, 7, True)])
+    assert not stream.send_one_now(CHANGED, None, False)  # behind the others: kept out
+    assert len(live) == 0  # nothing done synchronously
+    await stream.send_routed([])
+    assert await read_all(live) == [PROGRESS, RESPONSE_7]
+    _, replay, _ = await stream.resume(first)
+    assert [data for _, data in replay] == [PROGRESS, RESPONSE_7]
+
+
+async def test_a_cancelled_request_ends_its_post_stream_without_an_event() -> None:
+    store = MemoryEventStore()
+    stream = HttpSessionStream("session-x", store)
+    post = await stream.open_post([7])
+    live = post.attach(sse=False)
+    assert stream.send_one_now(PROGRESS, 7, False)
+    assert stream.send_one_now(b"", 7, True)
+    assert await read_all(live) == [PROGRESS]
+    assert post.ended
+    assert not stream.busy
+    assert store.statistics().events == 1
 
 
 async def test_a_stalled_get_reader_is_dropped_then_disconnected_and_never_blocks(
@@ -63,10 +174,7 @@ async def test_a_stalled_get_reader_is_dropped_then_disconnected_and_never_block
     assert len(warnings) == 1
     assert "fell 256 messages behind" in warnings[0].getMessage()
     # What it did get is intact and in order; the rest can be resumed from the store.
-    received = 0
-    async for _ in live:
-        received += 1
-    assert received == 64
+    assert len(await read_all(live)) == 64
     await stream.aclose()
 
 
@@ -77,15 +185,112 @@ async def test_close_request_stream_keeps_collecting_for_resumption() -> None:
     first = await post.priming_event_id()
     assert first is not None
     assert stream.close_request_stream(7)
-    with pytest.raises(trio.EndOfChannel):
-        await live.receive()
+    assert await live.get() is None
     await stream.send_messages([RESPONSE_7])
     target, replay, resumed = await stream.resume(first)
     assert [data for _, data in replay] == [RESPONSE_7]
     assert target.ended
-    with pytest.raises(trio.EndOfChannel):
-        await resumed.receive()
+    assert await resumed.get() is None
     await stream.aclose()
+
+
+async def test_a_reader_cut_off_while_the_writer_waits_loses_nothing_stored() -> None:
+    stream = HttpSessionStream("session-w", MemoryEventStore())
+    post = await stream.open_post([7])
+    first = await post.priming_event_id()
+    assert first is not None
+    post.attach()  # never read
+    messages = [(progress(n), 7, False) for n in range(70)]
+    assert not stream.send_routed_now(messages)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(stream.send_routed, [])
+        await trio.testing.wait_all_tasks_blocked()
+        assert stream.close_request_stream(7)  # the writer was waiting for room
+    assert stream.send_routed_now([(RESPONSE_7, 7, True)])
+    _, replay, _ = await stream.resume(first)
+    assert [data for _, data in replay] == [m[0] for m in messages] + [RESPONSE_7]
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+        self.ended = False
+
+    async def push_input(self, body: bytes) -> None:
+        self.bodies.append(body)
+
+    def input_ended(self) -> None:
+        self.ended = True
+
+
+async def test_input_is_pushed_to_the_attached_session() -> None:
+    stream = HttpSessionStream("session-p", None)
+    sink = Sink()
+    stream.attach_input(sink)
+    await stream.feed(b"{}")
+    assert sink.bodies == [b"{}"]
+    await stream.aclose()
+    assert sink.ended
+    with pytest.raises(TransportClosed):
+        await stream.feed(b"{}")
+
+
+async def test_without_a_pushed_session_input_is_read() -> None:
+    stream = HttpSessionStream("session-q", None)
+    await stream.feed(b"1")
+    await stream.feed(b"2")
+    assert await stream.receive_message() == b"1"
+    assert stream.receive_ready() == [b"2"]
+    await stream.aclose()
+    with pytest.raises(TransportClosed):
+        await stream.receive_message()
+
+
+async def test_live_queue_bounds_wakes_and_closes() -> None:
+    live = LiveQueue(2)
+    assert live.put_nowait(b"1")
+    assert live.put_nowait(b"2")
+    assert live.full
+    assert not live.put_nowait(b"3")
+    async with trio.open_nursery() as nursery:
+
+        async def producer() -> None:
+            await live.wait_room()
+            assert live.put_nowait(b"3")
+            live.close()
+
+        nursery.start_soon(producer)
+        await trio.testing.wait_all_tasks_blocked()
+        assert live.take_ready(1) == [b"1"]
+    assert await read_all(live) == [b"2", b"3"]
+    assert live.finished
+    with pytest.raises(trio.ClosedResourceError):
+        live.put_nowait(b"4")
+
+
+async def test_live_queue_abandoned_by_its_reader_fails_the_waiting_producer() -> None:
+    live = LiveQueue(1)
+    assert live.put_nowait(b"1")
+    async with trio.open_nursery() as nursery:
+
+        async def producer() -> None:
+            with pytest.raises(trio.BrokenResourceError):
+                await live.wait_room()
+
+        nursery.start_soon(producer)
+        await trio.testing.wait_all_tasks_blocked()
+        live.abandon()
+    assert live.abandoned
+    with pytest.raises(trio.BrokenResourceError):
+        live.put_nowait(b"2")
+
+
+async def test_live_queue_get_is_cancellable() -> None:
+    live = LiveQueue(1)
+    with trio.move_on_after(0.01):
+        await live.get()
+    assert live.put_nowait(b"1")
+    assert await live.get() == b"1"
 
 
 ids = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=20))
@@ -100,8 +305,17 @@ def test_peek_id_reads_what_the_encoder_wrote(request_id: str | int) -> None:
     assert peek_id(encode_message(request)) == (request_id, False)
 
 
-@given(ids, st.floats(0, 1e6, allow_nan=False))
-def test_progress_token_of_reads_what_the_encoder_wrote(token: str | int, value: float) -> None:
-    params = {"progressToken": token, "progress": value}
-    data = encode_message(Notification(method="notifications/progress", params=params))
-    assert progress_token_of(data) == token
+@given(
+    st.binary(max_size=40),
+    st.one_of(st.none(), st.text(max_size=12)),
+)
+def test_the_framing_fast_path_writes_what_the_general_one_does(
+    data: bytes, event_id: str | None
+) -> None:
+    try:
+        expected = _encode_fields(data, event_id, None, None)
+    except ValueError:
+        with pytest.raises(ValueError, match="SSE"):
+            encode_event(data, event_id=event_id)
+        return
+    assert encode_event(data, event_id=event_id) == expected

@@ -5,6 +5,8 @@ Every test that involves time takes ``autojump_clock`` and asserts virtual times
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import trio
 import trio.testing
@@ -12,7 +14,13 @@ from trio.testing import wait_all_tasks_blocked
 
 from trimcp.actors import KILLED, NORMAL, SHUTDOWN, ActorRef, whereis
 from trimcp.errors import RestartIntensityExceeded, StartFailed
-from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec, which_children
+from trimcp.supervision import (
+    ChildSpec,
+    open_supervisor,
+    start_child,
+    supervisor_spec,
+    which_children,
+)
 
 from ._scripted import (
     Boom,
@@ -471,3 +479,27 @@ async def test_supervisor_ref_is_an_actor_ref(autojump_clock: trio.testing.MockC
         assert isinstance(sup, ActorRef)
         assert await which_children(sup) == []
     assert not sup.alive
+
+
+def _nurseries() -> int:
+    gc.collect()
+    return sum(1 for obj in gc.get_objects() if isinstance(obj, trio.Nursery))
+
+
+async def test_running_children_keep_no_nursery_of_their_start() -> None:
+    # ``nursery.start`` runs a child in a temporary nursery until it has started; trio's task
+    # status refers to it. Children run long (an idle session), so the supervisor lets go of
+    # that status once the child started: otherwise each child kept a nursery (~1 KB).
+    async def child(task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started("up")
+        with pytest.raises(RuntimeError, match="twice"):
+            task_status.started("again")
+        await trio.sleep_forever()
+
+    async with open_supervisor([]) as supervisor:
+        before = _nurseries()
+        for n in range(5):
+            await start_child(supervisor, ChildSpec(f"child-{n}", child))
+        await wait_all_tasks_blocked()
+        assert _nurseries() == before
+        supervisor.request_stop()

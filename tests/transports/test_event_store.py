@@ -271,7 +271,8 @@ async def test_store_event_needs_an_open_stream() -> None:
     with pytest.raises(TransportClosed):
         await store.store_event(SESSION, "s0", b"x")
     await store.open_stream(SESSION)
-    for never_opened in ("s1", "s01", "0", "nonsense"):
+    spellings = ("s1", "s01", "s00", "0", "nonsense", "s", "s-0", "s+0", "s\u0660", "s" + "9" * 19)
+    for never_opened in spellings:
         with pytest.raises(TransportClosed):
             await store.store_event(SESSION, never_opened, b"x")
 
@@ -329,3 +330,59 @@ async def test_ids_are_visible_ascii() -> None:
     for event_id in [stream, *await fill(store, stream, "a")]:
         assert event_id.isascii()
         assert all(0x21 <= ord(char) <= 0x7E for char in event_id)
+
+
+async def test_the_synchronous_path_is_the_same_store() -> None:
+    store = MemoryEventStore(max_events_per_stream=3)
+    stream = await store.open_stream(SESSION)
+    first = store.store_event_nowait(SESSION, stream, None)
+    ids = [store.store_event_nowait(SESSION, stream, b"%d" % n) for n in range(5)]
+    assert ids == [f"{stream}-{n}" for n in range(1, 6)]
+    assert await replay(store, ids[1]) == ["2", "3", "4"]
+    with pytest.raises(EventsLost):
+        await replay(store, first)
+    store.end_stream_nowait(SESSION, stream)
+    with pytest.raises(TransportClosed):
+        store.store_event_nowait(SESSION, stream, b"late")
+    assert await replay(store, ids[2]) == ["3", "4"]
+
+
+async def test_events_dropped_by_the_bound_or_forgotten_expire_without_a_trace(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    store = MemoryEventStore(max_events_per_stream=2, ttl=10.0)
+    kept = await store.open_stream(SESSION)
+    dropped = await store.open_stream(SESSION)
+    for n in range(6):  # interleaved, so each stream's dead entries sit among live ones
+        await store.store_event(SESSION, kept, b"k%d" % n)
+        await store.store_event(SESSION, dropped, b"d%d" % n)
+        await trio.sleep(1)
+    await store.forget_stream(SESSION, dropped)
+    stats = store.statistics()
+    assert (stats.streams, stats.events) == (1, 2)
+    assert stats.expiry_queue <= 2 * stats.events
+    ids = await fill(store, kept, "x")
+    assert await replay(store, ids[0]) == ["x"]
+    await trio.sleep(10)
+    stats = store.statistics()
+    assert (stats.events, stats.bytes, stats.expiry_queue) == (0, 0, 0)
+
+
+async def test_a_stream_stored_to_a_moment_ago_is_refused_once_forgotten_or_ended() -> None:
+    store = MemoryEventStore()
+    first = await store.open_stream(SESSION)
+    await store.store_event(SESSION, first, b"a")
+    await store.forget_stream(SESSION, first)
+    with pytest.raises(TransportClosed):
+        await store.store_event(SESSION, first, b"b")
+    second = await store.open_stream(SESSION)
+    await store.store_event(SESSION, second, b"c")
+    await store.end_stream(SESSION, second)
+    with pytest.raises(TransportClosed):
+        await store.store_event(SESSION, second, b"d")
+    # A session forgotten and used again starts afresh, with stream numbers from 0 again.
+    await store.forget_session(SESSION)
+    again = await store.open_stream(SESSION)
+    assert again == first
+    ids = await fill(store, again, "e")
+    assert await replay(store, ids[0]) == ["e"]

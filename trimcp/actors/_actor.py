@@ -120,6 +120,12 @@ class Actor:
         """The current lifecycle phase."""
         return self._running_cell().phase
 
+    @property
+    def stopping(self) -> bool:
+        """True once the actor was asked to stop or has exited (or before it ran)."""
+        cell = self._cell
+        return cell is None or cell.stop_reason is not None or not cell.alive
+
     def transition(self, event: str) -> Phase:
         """Fire ``event`` in the phase table and return the new phase.
 
@@ -164,14 +170,17 @@ class Actor:
 
         Cancel the returned scope to disarm the timer.
         """
-        scope = trio.CancelScope()
+        # One scope, whose deadline is the timer: a disarmed timer leaves behind only what
+        # trio keeps of a deadline until it prunes them (many sessions arm one each).
+        scope = trio.CancelScope(deadline=trio.current_time() + delay)
         cell = self._running_cell()
 
         async def fire() -> None:
             with scope:
-                await trio.sleep(delay)
-                if not cell.mailbox.closed:
-                    cell.mailbox.put_system(InfoEnvelope(message))
+                await trio.sleep_forever()
+            # Reached by the deadline, or by a disarming cancel() or the actor's exit before it.
+            if trio.current_time() >= scope.deadline and not cell.mailbox.closed:
+                cell.mailbox.put_system(InfoEnvelope(message))
 
         self._running_nursery().start_soon(fire)
         return scope
@@ -217,7 +226,11 @@ class Actor:
         current_cell.set(cell)
         if name is not None:
             (registry or current_registry()).register(name, ActorRef(cell))
-        started = StartedFlag(task_status)  # type: ignore[arg-type]  # same protocol, wider value
+        started = (
+            task_status
+            if isinstance(task_status, StartedFlag)  # a supervisor's: one flag does for both
+            else StartedFlag(task_status)  # type: ignore[arg-type]  # same protocol, wider value
+        )
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -316,15 +329,20 @@ class Actor:
         finally:
             if not finished:
                 # Crashed or cancelled mid-call: the exit will fail this caller with the reason.
-                reply_to.track(cell.deferred)
+                cell.defer(reply_to)
         if reply is DEFER:
-            reply_to.track(cell.deferred)
+            cell.defer(reply_to)
         elif not reply_to.answered:
             reply_to.reply(reply)
 
     async def _guarded(
         self, fn: Callable[[Unpack[Ts]], Awaitable[object]], args: tuple[*Ts]
     ) -> None:
+        cell = self._cell
+        if current_cell.get() is not cell:
+            # Started from a task outside the actor (a transport pushing input): its
+            # context came along, but the task is this actor's helper.
+            current_cell.set(cell)
         try:
             await fn(*args)
         except Exception as exc:  # noqa: BLE001  (a helper crash crashes its actor)

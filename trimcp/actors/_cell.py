@@ -21,10 +21,13 @@ from ._phase import SHUTDOWN_PHASE, STOP, Phase, PhaseTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from collections.abc import Set as AbstractSet
 
     from ._exit import ExitReason
 
 _ids = itertools.count(1)
+
+_NONE_DEFERRED: frozenset[ReplyTo] = frozenset()
 
 #: The cell of the actor whose task (or helper task) is running, if any.
 current_cell: ContextVar[ActorCell | None] = ContextVar("trimcp_current_actor", default=None)
@@ -35,14 +38,14 @@ class ActorCell:
     """Everything the runtime knows about one actor, shared by its handles and its task."""
 
     __slots__ = (
+        "_deferred",
+        "_exited",
         "blocked_on",
         "calls_served",
         "casts_handled",
-        "deferred",
         "dropped",
         "exit_callbacks",
         "exit_reason",
-        "exited",
         "id",
         "infos_handled",
         "kill_scopes",
@@ -68,13 +71,16 @@ class ActorCell:
         # The cell this actor's own task is blocked sending to or calling, if any: the edges of
         # the wait-for graph that cast() walks to refuse to close a cycle (see _ref.py).
         self.blocked_on: ActorCell | None = None
-        self.deferred: set[ReplyTo] = set()
+        # The deferred calls not answered yet, and the event ``exited`` returns: both made on
+        # first use (an empty set costs 216 bytes, an event 272), since most actors never
+        # defer a call and nobody waits for most of them to exit.
+        self._deferred: set[ReplyTo] | None = None
+        self._exited: trio.Event | None = None
         self.stop_reason: ExitReason | None = None
         self.stop_deadline: float | None = None
         # Scopes that ``kill`` cancels: the message loop, then ``terminate``'s shielded scope.
         self.kill_scopes: list[trio.CancelScope] = []
         self.exit_reason: ExitReason | None = None
-        self.exited = trio.Event()
         # Run synchronously, in order, when the actor exits: registry cleanup, monitors.
         # Keyed so that their owner can remove them (demonitor, re-register).
         self.exit_callbacks: dict[object, Callable[[ExitReason], None]] = {}
@@ -82,6 +88,26 @@ class ActorCell:
         self.casts_handled = 0
         self.infos_handled = 0
         self.dropped = 0
+
+    @property
+    def deferred(self) -> AbstractSet[ReplyTo]:
+        """The deferred calls not answered yet (read-only; ``defer`` adds to it)."""
+        return _NONE_DEFERRED if self._deferred is None else self._deferred
+
+    def defer(self, reply_to: ReplyTo) -> None:
+        """Track a deferred (or interrupted) call so that the actor's exit can fail it."""
+        if self._deferred is None:
+            self._deferred = set()
+        reply_to.track(self._deferred)
+
+    @property
+    def exited(self) -> trio.Event:
+        """An event set once the actor's exit is recorded (already set if it is)."""
+        if self._exited is None:
+            self._exited = trio.Event()
+            if self.exit_reason is not None:
+                self._exited.set()
+        return self._exited
 
     @property
     def alive(self) -> bool:
@@ -142,10 +168,11 @@ class ActorCell:
     def finish(self, reason: ExitReason) -> None:
         """Record the exit, fail the deferred calls still unanswered, run exit callbacks."""
         self.exit_reason = reason
-        for reply_to in list(self.deferred):
+        deferred, self._deferred = self._deferred, None
+        for reply_to in list(deferred or ()):
             reply_to.fail(ActorGone(self.name, reason))
-        self.deferred.clear()
         callbacks, self.exit_callbacks = self.exit_callbacks, {}
         for callback in callbacks.values():
             callback(reason)
-        self.exited.set()
+        if self._exited is not None:
+            self._exited.set()

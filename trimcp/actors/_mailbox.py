@@ -75,10 +75,13 @@ class Mailbox(Generic[T]):
         if capacity < 1:
             raise ValueError(f"mailbox capacity must be at least 1, got {capacity}")
         self._capacity = capacity
-        self._user: deque[T] = deque()
-        self._system: deque[T] = deque()
+        # Both lanes and the senders' parking lot are made on first use: an empty deque
+        # costs ~760 bytes and a parking lot ~240, and most mailboxes of an idle system (a
+        # session per client) never receive anything. None reads as an empty lane.
+        self._user: deque[T] | None = None
+        self._system: deque[T] | None = None
         self._receiver: trio.lowlevel.Task | None = None
-        self._senders = trio.lowlevel.ParkingLot()
+        self._senders: trio.lowlevel.ParkingLot | None = None
         # Slots freed by ``get`` and promised to the senders it woke, which have not run yet.
         # Counting them as taken keeps waiting senders in FIFO order: nobody can slip into
         # the slot first (and make the woken sender queue up again at the back).
@@ -98,19 +101,28 @@ class Mailbox(Generic[T]):
         return self._closed
 
     def __len__(self) -> int:
-        return len(self._user) + len(self._system)
+        user, system = self._user, self._system
+        return (0 if user is None else len(user)) + (0 if system is None else len(system))
 
     def full(self) -> bool:
         """Return whether a ``put`` would wait now."""
-        return len(self._user) + self._reserved >= self._capacity
+        user = self._user
+        return (0 if user is None else len(user)) + self._reserved >= self._capacity
 
     @property
     def consumer_waiting(self) -> bool:
         """Whether the consumer is parked in ``get`` with nothing delivered to it yet."""
         return self._receiver is not None
 
+    def _append_user(self, item: T) -> None:
+        user = self._user
+        if user is None:
+            user = self._user = deque()
+        user.append(item)
+        self._delivered()
+
     def _delivered(self) -> None:
-        size = len(self._user) + len(self._system)
+        size = len(self)
         if size > self._peak:
             self._peak = size
         receiver = self._receiver
@@ -129,8 +141,7 @@ class Mailbox(Generic[T]):
             raise trio.ClosedResourceError
         if self.full():
             raise trio.WouldBlock
-        self._user.append(item)
-        self._delivered()
+        self._append_user(item)
 
     async def put(self, item: T) -> None:
         """Queue ``item`` in the user lane, waiting for space if it is full.
@@ -144,17 +155,17 @@ class Mailbox(Generic[T]):
         if self._closed:
             raise trio.ClosedResourceError
         if not self.full():
-            self._user.append(item)
-            self._delivered()
+            self._append_user(item)
             await trio.lowlevel.cancel_shielded_checkpoint()
             return
+        if self._senders is None:
+            self._senders = trio.lowlevel.ParkingLot()
         await self._senders.park()
         # Woken by ``get``, which reserved a slot for this sender, or by ``close``.
         if self._closed:
             raise trio.ClosedResourceError
         self._reserved -= 1
-        self._user.append(item)
-        self._delivered()
+        self._append_user(item)
 
     def put_system(self, item: T) -> None:
         """Queue ``item`` in the unbounded system lane, served before the user lane.
@@ -164,7 +175,10 @@ class Mailbox(Generic[T]):
         """
         if self._closed:
             raise trio.ClosedResourceError
-        self._system.append(item)
+        system = self._system
+        if system is None:
+            system = self._system = deque()
+        system.append(item)
         self._delivered()
 
     def put_overflow(self, item: T) -> None:
@@ -176,13 +190,16 @@ class Mailbox(Generic[T]):
         if self._closed:
             raise trio.ClosedResourceError
         self._overflowed += 1
-        self._user.append(item)
-        self._delivered()
+        self._append_user(item)
 
     def _wake_next_sender(self) -> None:
         if self._senders and not self.full():
             self._senders.unpark()
             self._reserved += 1
+
+    def _abort_get(self, _: object) -> trio.lowlevel.Abort:
+        self._receiver = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     async def get(self) -> T:
         """Take the next item, system lane first, waiting while both lanes are empty.
@@ -195,19 +212,20 @@ class Mailbox(Generic[T]):
             if self._closed:
                 raise trio.ClosedResourceError
             self._receiver = trio.lowlevel.current_task()
-
-            def abort(_: object) -> trio.lowlevel.Abort:
-                self._receiver = None
-                return trio.lowlevel.Abort.SUCCEEDED
-
-            await trio.lowlevel.wait_task_rescheduled(abort)
+            await trio.lowlevel.wait_task_rescheduled(self._abort_get)
             # Woken by a put or by close(); only the latter leaves both lanes empty.
             if not (self._system or self._user):
                 raise trio.ClosedResourceError
         else:
             await trio.lowlevel.cancel_shielded_checkpoint()
-        if self._system:
-            return self._system.popleft()
+        system = self._system
+        if system:
+            item = system.popleft()
+            if not system:
+                # Notices are rare: an idle actor keeps no empty lane for them.
+                self._system = None
+            return item
+        assert self._user is not None  # not both lanes empty
         item = self._user.popleft()
         self._wake_next_sender()
         return item
@@ -221,10 +239,10 @@ class Mailbox(Generic[T]):
         if self._closed:
             return []
         self._closed = True
-        leftovers = [*self._system, *self._user]
-        self._system.clear()
-        self._user.clear()
-        self._senders.unpark_all()
+        leftovers = [*(self._system or ()), *(self._user or ())]
+        self._system = self._user = None
+        if self._senders is not None:
+            self._senders.unpark_all()
         receiver = self._receiver
         if receiver is not None:
             self._receiver = None
@@ -234,10 +252,10 @@ class Mailbox(Generic[T]):
     def statistics(self) -> MailboxStatistics:
         """Return a snapshot of the mailbox."""
         return MailboxStatistics(
-            length=len(self._user) + len(self._system),
+            length=len(self),
             capacity=self._capacity,
             peak=self._peak,
             overflowed=self._overflowed,
-            waiting_senders=len(self._senders),
+            waiting_senders=0 if self._senders is None else len(self._senders),
             closed=self._closed,
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import typing
 import urllib.parse
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ from trimcp.transports import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, MutableMapping
 
+    from trimcp.http._live import LiveQueue
     from trimcp.http._options import HttpOptions
     from trimcp.sessions import SessionManager, SessionRecord
     from trimcp.transports import EventStore
@@ -283,12 +285,9 @@ class McpHttpApp:
                     f"Invalid Request: request id {request_id!r} is already in flight in this "
                     "session; use a new id",
                 )
-        response = await stream.open_post(
-            outline.request_ids,
-            outline.progress_tokens,
-            resumable=not self._options.json_response,
-        )
-        live = response.attach()
+        json_response = self._options.json_response
+        response = await stream.open_post(outline.request_ids, resumable=not json_response)
+        live = response.attach(sse=not json_response)
         head = b""
         if not self._options.json_response:
             # The priming event is stored before the session sees the body, so its id comes
@@ -326,7 +325,7 @@ class McpHttpApp:
         try:
             if outline.initialize:
                 response = await stream.open_post(outline.request_ids, resumable=False)
-                live = response.attach()
+                live = response.attach(sse=False)
                 await self._feed(stream, outline.raw)
                 answers = await _collect(live)
                 await _send_json(send, answers[0] if answers else b"", [])
@@ -350,7 +349,7 @@ class McpHttpApp:
             },
         }
         response = await stream.open_post([request_id], resumable=False)
-        live = response.attach()
+        live = response.attach(sse=False)
         await self._feed(stream, orjson.dumps(initialize))
         answers = await _collect(live)
         result = orjson.loads(answers[0]) if answers else None
@@ -369,7 +368,7 @@ class McpHttpApp:
                 503, f"Service Unavailable: {exc}", code=ErrorCode.INTERNAL_ERROR
             ) from None
         response = await stream.open_post(request_ids, resumable=False)  # type: ignore[arg-type]
-        live = response.attach()
+        live = response.attach(sse=False)
         await self._feed(stream, body)
         answers = await _collect(live)
         result = orjson.loads(answers[0]) if answers else None
@@ -379,7 +378,8 @@ class McpHttpApp:
             await self._manager.end_session(session_id, "initialize failed")
         else:
             version = result["result"].get("protocolVersion")
-            stream.protocol_version = version if isinstance(version, str) else None
+            # Interned: a handful of versions exist, and each idle session holds one.
+            stream.protocol_version = sys.intern(version) if isinstance(version, str) else None
             extra.append((_SESSION_HEADER, session_id.encode("ascii")))
         await _send_json(send, answers[0] if answers else b"", extra)
 
@@ -404,7 +404,7 @@ class McpHttpApp:
 
     async def _answer_json(
         self,
-        live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
+        live: LiveQueue,
         batch: bool,
         send: Send,
         extra: list[tuple[bytes, bytes]],
@@ -463,7 +463,7 @@ class McpHttpApp:
     async def _stream_sse(
         self,
         response: ResponseStream,
-        live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
+        live: LiveQueue,
         receive: Receive,
         send: Send,
         head: bytes,
@@ -474,19 +474,35 @@ class McpHttpApp:
         (``_FIRST_EVENT_WAIT``) and leave in one write with ``head``, and a stream that has
         already ended is finished in that same write, with no watcher task at all. Only a
         stream still open after that gets the task that notices the client leaving.
+
+        However it ends (a disconnect, a failed write, cancellation), the response stops
+        reading ``live`` then: the session keeps storing the stream's events for a
+        resumption, and never waits for this reader again.
         """
+        try:
+            await self._write_sse(response, live, receive, send, head)
+        finally:
+            live.abandon()
+
+    async def _write_sse(
+        self,
+        response: ResponseStream,
+        live: LiveQueue,
+        receive: Receive,
+        send: Send,
+        head: bytes,
+    ) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         chunks = [head] if head else []
         ended = False
         with trio.move_on_after(_FIRST_EVENT_WAIT):
-            item = await _next(live)
+            item = await live.get()
             if item is None:
                 ended = True
             else:
-                chunks.append(encode_event(item[1], event_id=item[0]))
+                chunks.append(item)
                 ended = _drain(live, chunks)
         if ended:
-            live.close()
             await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": False})
             return
         if chunks:
@@ -511,67 +527,51 @@ class McpHttpApp:
         if not gone:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _pump(
-        self, live: trio.MemoryReceiveChannel[tuple[str | None, bytes]], send: Send
-    ) -> None:
+    async def _pump(self, live: LiveQueue, send: Send) -> None:
         keepalive = self._options.keepalive_interval
-        async with live:
-            while True:
-                if keepalive is None:
-                    item = await _next(live)
-                else:
-                    item = None
-                    with trio.move_on_after(keepalive) as idle:
-                        item = await _next(live)
-                    if idle.cancelled_caught:
-                        await send(_chunk(keepalive_comment()))
-                        continue
-                if item is None:
-                    return
-                chunks = [encode_event(item[1], event_id=item[0])]
-                # Let the producer run once more per round while it keeps adding events, so a
-                # burst (progress) leaves in a few writes instead of one write per event.
-                while not _drain(live, chunks) and len(chunks) < _EVENT_BATCH:
-                    await trio.lowlevel.checkpoint()
-                    if live.statistics().current_buffer_used == 0:
-                        break
-                await send(_chunk(b"".join(chunks)))
+        while True:
+            if keepalive is None:
+                item = await live.get()
+            else:
+                item = None
+                with trio.move_on_after(keepalive) as idle:
+                    item = await live.get()
+                if idle.cancelled_caught:
+                    await send(_chunk(keepalive_comment()))
+                    continue
+            if item is None:
+                return
+            chunks = [item]
+            # Let the producer run once more per round while it keeps adding events, so a
+            # burst (progress) leaves in a few writes instead of one write per event.
+            while not _drain(live, chunks) and len(chunks) < _EVENT_BATCH:
+                await trio.lowlevel.checkpoint()
+                if not live:
+                    break
+            await send(_chunk(b"".join(chunks)))
 
 
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _drain(live: trio.MemoryReceiveChannel[tuple[str | None, bytes]], chunks: list[bytes]) -> bool:
+def _drain(live: LiveQueue, chunks: list[bytes]) -> bool:
     """Add the events already waiting (up to ``_EVENT_BATCH``); True if the stream ended."""
-    while len(chunks) < _EVENT_BATCH:
-        try:
-            event_id, data = live.receive_nowait()
-        except trio.WouldBlock:
-            return False
-        except trio.EndOfChannel:
-            return True
-        chunks.append(encode_event(data, event_id=event_id))
-    return False
+    chunks.extend(live.take_ready(_EVENT_BATCH - len(chunks)))
+    return live.finished
 
 
 def _chunk(body: bytes) -> Message:
     return {"type": "http.response.body", "body": body, "more_body": True}
 
 
-async def _next(
-    live: trio.MemoryReceiveChannel[tuple[str | None, bytes]],
-) -> tuple[str | None, bytes] | None:
-    try:
-        return await live.receive()
-    except trio.EndOfChannel:
-        return None
-
-
-async def _collect(live: trio.MemoryReceiveChannel[tuple[str | None, bytes]]) -> list[bytes]:
+async def _collect(live: LiveQueue) -> list[bytes]:
+    """Return the messages of a stream once it has ended."""
     collected: list[bytes] = []
-    async with live:
-        async for _, data in live:
-            collected.append(data)
+    try:
+        while (item := await live.get()) is not None:
+            collected.append(item)
+    finally:
+        live.abandon()
     return collected
 
 

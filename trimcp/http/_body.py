@@ -36,9 +36,6 @@ class PostBody:
     request_ids: tuple[RequestId, ...]
     batch: bool
     initialize: bool
-    #: ``(progress token, request id)`` of the requests that asked for progress: their
-    #: progress notifications go on this POST's stream.
-    progress_tokens: tuple[tuple[str | int, RequestId], ...] = ()
 
 
 def _request_id(message: dict[str, object]) -> RequestId | None:
@@ -73,7 +70,6 @@ def read_post_body(raw: bytes) -> PostBody:
             "(or, in protocol 2025-03-26, a non-empty array of them)",
         )
     ids: list[RequestId] = []
-    tokens: list[tuple[str | int, RequestId]] = []
     initialize = False
     for message in messages:
         if message.get("method") == "initialize":
@@ -83,27 +79,9 @@ def read_post_body(raw: bytes) -> PostBody:
         request_id = _request_id(message)
         if request_id is not None:
             ids.append(request_id)
-            token = _progress_token(message)
-            if token is not None:
-                tokens.append((token, request_id))
         elif "method" in message and "id" in message:
             # Its error response could not be routed to this POST: refuse the body here.
             raise HttpRefusal(
                 400, "Invalid Request: a request id must be a string or an integer (not null)"
             )
-    return PostBody(
-        raw=raw,
-        request_ids=tuple(ids),
-        batch=batch,
-        initialize=initialize,
-        progress_tokens=tuple(tokens),
-    )
-
-
-def _progress_token(message: dict[str, object]) -> str | int | None:
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
-        return token
-    return None
+    return PostBody(raw=raw, request_ids=tuple(ids), batch=batch, initialize=initialize)

@@ -1,47 +1,59 @@
 """One session's side of Streamable HTTP: POST bodies in, SSE streams (or JSON) out.
 
 ``HttpSessionStream`` is the ``MessageStream`` a ``Session`` actor runs on. Its input is
-whatever the HTTP handlers feed it (one POST body at a time). Its output is *routed*: the
-session tags every message with the client request it belongs to (``send_routed``), and each
-goes on exactly one stream (CHECKLIST §7.2.4):
+whatever the HTTP handlers feed it, one POST body at a time, *pushed* to the session
+(``attach_input``): no task of the session waits for input between POSTs. Its output is
+*routed*: the session tags every message with the client request it belongs to
+(``send_routed``), and each goes on exactly one stream (CHECKLIST §7.2.4):
 
-* a response, and the progress, log messages and server-to-client requests a handler sends
-  while serving a request, go on the ``ResponseStream`` of the POST that carried that
-  request; the stream ends when every request of that POST is answered;
-* everything else (list changes, resource updates, requests from outside a handler) goes on
-  the standalone stream a GET opened, if one is open.
+* a response, and the progress a handler reports while serving a request, go on the
+  ``ResponseStream`` of the POST that carried that request; the stream ends when every
+  request of that POST is answered (or cancelled by the client);
+* everything else (log messages, list changes, resource updates, server-to-client requests)
+  goes on the standalone stream a GET opened while a client reads it, else on the newest
+  POST stream being read, else on the standalone stream for resumption.
 
 Resumability: with an ``EventStore`` every event is stored before it is sent, under an id
 that names its stream, so a client that lost the connection GETs with ``Last-Event-ID`` and
 gets the rest of *that* stream (``resume``). A disconnect is not a cancellation: a POST's
-stream keeps collecting its events while nobody listens. Storing and sending happen under
-the stream's lock, as do replaying and re-attaching, so no event falls between them.
+stream keeps collecting its events while nobody listens.
+
+Sending is synchronous where it can be (``send_routed_now``): a store with a synchronous
+path (``MemoryEventStore.store_event_nowait``) stores the event and the reader's
+``LiveQueue`` takes it, with no schedule point, so a handler reporting progress in a loop
+runs until its POST reader's queue is full, and the reader sends the whole queue in one
+write. The session's writer waits (``send_routed``) only for a full POST queue, or for a
+store without that path (the ``EventStore`` protocol stays async for remote backends).
+Asynchronous deliveries on one stream hold its lock, and a synchronous one never runs while
+the lock is held, so events keep their order.
 """
 
 from __future__ import annotations
 
 import logging
 import typing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import orjson
 import trio
 
 from trimcp.errors import TransportClosed, UnknownEventId
+from trimcp.http._response import ResponseStream, SyncEventStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from trimcp.errors import MessageTooLarge
+    from trimcp.http._live import LiveQueue
     from trimcp.protocol import RequestId
     from trimcp.transports import EventStore
 
 __all__ = [
     "HttpSessionStream",
+    "InputSink",
     "ResponseStream",
     "Routed",
     "peek_id",
-    "progress_token_of",
     "ready_now",
 ]
 
@@ -50,144 +62,30 @@ logger = logging.getLogger(__name__)
 #: One outgoing message: its bytes, the client request it belongs to, and whether it is
 #: that request's response (the last message for it). ``b""`` with ``final`` means "no
 #: response will come" (the client cancelled the request).
-Routed = tuple[bytes, "RequestId | None", bool]
+Routed: TypeAlias = "tuple[bytes, RequestId | None, bool]"
 
-# Events waiting for a slow live reader before the session's writer waits for it: a reader
-# slows its own session only, and never past this many messages of memory.
-_LIVE_QUEUE = 64
 # What trimcp's own encoder writes first (``protocol._codec.dump``): key order is fixed.
 _HEAD = b'{"jsonrpc":"2.0",'
 _ID_HEAD = _HEAD + b'"id":'
-_PROGRESS = _HEAD + b'"method":"notifications/progress"'
-_PROGRESS_TOKEN = _PROGRESS + b',"params":{"progressToken":'
+# Bodies queued for a session that reads its input instead of taking it pushed.
 _INBOX = 16
-# Messages the standalone stream's reader may miss before it is disconnected.
-_MAX_DROPPED = 256
 
 
-@typing.final
-class ResponseStream:
-    """One SSE stream of a session: a POST's, or the standalone one a GET opened."""
+class InputSink(Protocol):
+    """What takes the input of a stream that pushes it (``Session`` does).
 
-    __slots__ = (
-        "_live",
-        "_owner",
-        "dropped",
-        "ended",
-        "lock",
-        "stream_id",
-        "waiting",
-    )
+    Implementers guarantee: ``push_input`` acts on bodies in the order pushed, waits only
+    to bound the bodies waiting, and raises ``TransportClosed`` once the session takes no
+    more; ``input_ended`` (no more bodies will come) never waits.
+    """
 
-    def __init__(
-        self,
-        owner: HttpSessionStream,
-        stream_id: str | None,
-        waiting: Iterable[RequestId] | None,
-    ) -> None:
-        self._owner = owner
-        self.stream_id = stream_id
-        #: Requests still to be answered on this stream; None for the standalone stream.
-        self.waiting: set[RequestId] | None = None if waiting is None else set(waiting)
-        self.ended = False
-        #: Messages a slow reader of the standalone stream missed (still in the store).
-        self.dropped = 0
-        self.lock = trio.Lock()
-        self._live: trio.MemorySendChannel[tuple[str | None, bytes]] | None = None
+    async def push_input(self, body: bytes) -> None:
+        """Take one POST body."""
+        ...
 
-    @property
-    def attached(self) -> bool:
-        """True while an HTTP response is reading this stream."""
-        return self._live is not None
-
-    def attach(self) -> trio.MemoryReceiveChannel[tuple[str | None, bytes]]:
-        """Start delivering to a new reader; a previous reader is cut off."""
-        self.detach()
-        send, receive = trio.open_memory_channel[tuple[str | None, bytes]](_LIVE_QUEUE)
-        if self.ended:
-            send.close()
-        else:
-            self._live = send
-        return receive
-
-    def detach(self) -> None:
-        """The reader went away: keep collecting events (stored, if there is a store)."""
-        live, self._live = self._live, None
-        if live is not None:
-            live.close()
-
-    async def deliver(self, data: bytes, related: RequestId | None, final: bool) -> None:
-        """Store and send one message; end the stream after its last response."""
-        async with self.lock:
-            if self.ended:
-                return
-            event_id: str | None = None
-            store = self._owner.store
-            if data and store is not None and self.stream_id is not None:
-                event_id = await store.store_event(self._owner.session_id, self.stream_id, data)
-            live = self._live
-            if data and live is not None:
-                if self.waiting is None:
-                    self._offer(live, event_id, data)
-                else:
-                    try:
-                        await live.send((event_id, data))
-                    except (trio.BrokenResourceError, trio.ClosedResourceError):
-                        self._live = None
-            if final and self.waiting is not None and related is not None:
-                self.waiting.discard(related)
-                if not self.waiting:
-                    await self._end()
-
-    def _offer(
-        self,
-        live: trio.MemorySendChannel[tuple[str | None, bytes]],
-        event_id: str | None,
-        data: bytes,
-    ) -> None:
-        """Hand a message to the standalone stream's reader without ever waiting for it.
-
-        The slow-consumer policy: the session must not wait for a reader that does not
-        read (its requests would stall) and memory must stay bounded, so when the reader's
-        queue (``_LIVE_QUEUE``) is full the message is dropped for it and counted; it is
-        still in the event store, so the client can resume from its last event id. After
-        ``_MAX_DROPPED`` drops the reader is disconnected, logged once.
-        """
-        try:
-            live.send_nowait((event_id, data))
-        except trio.WouldBlock:
-            self.dropped += 1
-            if self.dropped >= _MAX_DROPPED:
-                logger.warning(
-                    "session %s: the GET stream's reader fell %d messages behind; "
-                    "disconnected it (it may resume with Last-Event-ID)",
-                    self._owner.session_id[:8],
-                    self.dropped,
-                )
-                self.detach()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            self._live = None
-
-    async def end(self) -> None:
-        """End the stream now (the session closed)."""
-        async with self.lock:
-            await self._end()
-
-    async def _end(self) -> None:
-        if self.ended:
-            return
-        self.ended = True
-        self.detach()
-        store = self._owner.store
-        if store is not None and self.stream_id is not None:
-            await store.end_stream(self._owner.session_id, self.stream_id)
-
-    async def priming_event_id(self) -> str | None:
-        """Store the priming event (an id, no data) and return its id (None: no store)."""
-        store = self._owner.store
-        if store is None or self.stream_id is None:
-            return None
-        return await store.store_event(self._owner.session_id, self.stream_id, None)
+    def input_ended(self) -> None:
+        """No more bodies will come."""
+        ...
 
 
 @typing.final
@@ -196,24 +94,35 @@ class HttpSessionStream:
 
     __slots__ = (
         "_by_request",
-        "_by_token",
         "_closed",
-        "_inbox_receive",
-        "_inbox_send",
+        "_pulled",
+        "_sink",
+        "_unsent",
         "protocol_version",
         "session_id",
         "standalone",
         "store",
+        "sync_store",
     )
 
     def __init__(self, session_id: str, store: EventStore | None) -> None:
         self.session_id = session_id
         self.store = store
-        send, receive = trio.open_memory_channel[bytes](_INBOX)
-        self._inbox_send = send
-        self._inbox_receive = receive
+        #: ``store``, if it can store and end streams without waiting.
+        self.sync_store: SyncEventStore | None = (
+            typing.cast("SyncEventStore", store)
+            if hasattr(store, "store_event_nowait") and hasattr(store, "end_stream_nowait")
+            else None
+        )
+        # The session that takes the bodies (``attach_input``); otherwise they wait in a
+        # channel, made on first use, for ``receive_message``.
+        self._sink: InputSink | None = None
+        self._pulled: (
+            tuple[trio.MemorySendChannel[bytes], trio.MemoryReceiveChannel[bytes]] | None
+        ) = None
         self._by_request: dict[RequestId, ResponseStream] = {}
-        self._by_token: dict[str | int, RequestId] = {}
+        # Messages ``send_routed_now`` took but could not deliver yet, in order.
+        self._unsent: list[Routed] | None = None
         self.standalone: ResponseStream | None = None
         #: The version ``initialize`` negotiated (requests without the header speak it).
         self.protocol_version: str | None = None
@@ -239,16 +148,12 @@ class HttpSessionStream:
         return request_id in self._by_request
 
     async def open_post(
-        self,
-        request_ids: Sequence[RequestId],
-        progress_tokens: Sequence[tuple[str | int, RequestId]] = (),
-        *,
-        resumable: bool = True,
+        self, request_ids: Sequence[RequestId], *, resumable: bool = True
     ) -> ResponseStream:
         """Make the stream on which the responses to ``request_ids`` will come.
 
-        Progress for the ``progress_tokens`` goes on it too. ``resumable=False`` (an answer
-        sent as one JSON body, which nobody can resume) stores nothing.
+        ``resumable=False`` (an answer sent as one JSON body, which nobody can resume)
+        stores nothing.
         """
         stream_id = None
         if self.store is not None and resumable:
@@ -256,8 +161,6 @@ class HttpSessionStream:
         stream = ResponseStream(self, stream_id, request_ids)
         for request_id in request_ids:
             self._by_request[request_id] = stream
-        for token, request_id in progress_tokens:
-            self._by_token[token] = request_id
         return stream
 
     async def open_standalone(self) -> ResponseStream:
@@ -276,8 +179,14 @@ class HttpSessionStream:
         Raises:
             TransportClosed: the session has ended.
         """
+        if self._closed:
+            raise TransportClosed("the session has ended")
+        if self._sink is not None:
+            await self._sink.push_input(body)
+            return
+        send, _ = self._pull_channel()
         try:
-            await self._inbox_send.send(body)
+            await send.send(body)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise TransportClosed("the session has ended") from None
 
@@ -295,18 +204,14 @@ class HttpSessionStream:
     def forget_requests(self, request_ids: Iterable[RequestId]) -> None:
         """Stop routing responses for these ids (their body never reached the session)."""
         for request_id in request_ids:
-            self._by_request.pop(request_id, None)
+            self._answered(request_id)
 
     async def resume(
         self, last_event_id: str
-    ) -> tuple[
-        ResponseStream,
-        list[tuple[str, bytes]],
-        trio.MemoryReceiveChannel[tuple[str | None, bytes]],
-    ]:
+    ) -> tuple[ResponseStream, list[tuple[str, bytes]], LiveQueue]:
         """Find the stream ``last_event_id`` belongs to, the events after it, and attach.
 
-        The caller sends the returned events, then reads the returned channel: it was
+        The caller sends the returned events, then reads the returned queue: it was
         attached right after the replay was read, with no checkpoint in between, so no event
         falls between the two (for a store whose reads do not checkpoint, as the memory
         store's do not).
@@ -340,63 +245,121 @@ class HttpSessionStream:
 
     # --- MessageStream (the session's side) ---------------------------------------------------
 
+    def attach_input(self, sink: InputSink) -> None:
+        """Push every POST body to ``sink`` from now on (the session calls this in its init)."""
+        self._sink = sink
+        if self._closed:
+            sink.input_ended()
+
+    def _pull_channel(
+        self,
+    ) -> tuple[trio.MemorySendChannel[bytes], trio.MemoryReceiveChannel[bytes]]:
+        if self._pulled is None:
+            self._pulled = trio.open_memory_channel[bytes](_INBOX)
+            if self._closed:
+                self._pulled[0].close()
+        return self._pulled
+
     async def receive_message(self) -> bytes:
-        """Return the next POST body (see ``MessageStream``)."""
+        """Return the next POST body, for a session that did not ``attach_input``."""
+        _, receive = self._pull_channel()
         try:
-            return await self._inbox_receive.receive()
+            return await receive.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise TransportClosed("the HTTP session was closed") from None
 
     def receive_ready(self) -> list[bytes | MessageTooLarge]:
-        """Return the bodies already fed, without waiting."""
-        return ready_now(self._inbox_receive)
+        """Return the bodies already fed, without waiting (see ``receive_message``)."""
+        return [] if self._pulled is None else ready_now(self._pulled[1])
 
     async def send_message(self, data: bytes) -> None:
-        """Send one message on the stream it belongs to (see ``route_of``)."""
+        """Send one untagged message on the stream it belongs to (see ``route_of``)."""
         await self.send_routed([self.route_of(data)])
 
     async def send_messages(self, messages: Sequence[bytes]) -> None:
-        """Send messages, each on the stream it belongs to (see ``route_of``)."""
+        """Send untagged messages, each on the stream it belongs to (see ``route_of``)."""
         await self.send_routed([self.route_of(data) for data in messages])
 
     def route_of(self, data: bytes) -> Routed:
-        """Tell which request a message belongs to, from the message itself.
+        """Tell, from the message alone, where an untagged message goes.
 
-        A response belongs to its id; progress to the request that gave the token; other
-        messages to no request (the standalone stream).
+        A response belongs to its id; anything else to no request. The session tags its
+        messages itself (``send_routed``); this serves ``MessageStream.send_messages``.
         """
         related, is_response = peek_id(data)
         if is_response:
-            if related is not None:
-                for token in [t for t, owner in self._by_token.items() if owner == related]:
-                    del self._by_token[token]
             return data, related, True
-        if data.startswith(_PROGRESS) and self._by_token:
-            progress_token = progress_token_of(data)
-            owner = None if progress_token is None else self._by_token.get(progress_token)
-            return data, owner, False
         return data, None, False
+
+    def send_routed_now(self, messages: Sequence[Routed]) -> bool:
+        """Deliver messages without waiting, as far as their streams take them now.
+
+        Returns True when all were delivered. Otherwise the rest is kept, in order, and
+        the next ``send_routed`` delivers it first. Never a schedule point.
+        """
+        if self._unsent:
+            self._unsent.extend(messages)
+            return False
+        for index, (data, related, final) in enumerate(messages):
+            if not self._deliver_now(data, related, final):
+                self._unsent = list(messages[index:])
+                return False
+        return True
+
+    def send_one_now(self, data: bytes, related: RequestId | None, final: bool) -> bool:
+        """Deliver one message if it can go now; False (nothing done): use ``send_routed``.
+
+        The session's common case (a handler's progress, an answer), without a batch.
+        """
+        return not self._unsent and self._deliver_now(data, related, final)
 
     async def send_routed(self, messages: Sequence[Routed]) -> None:
         """Send each message on the stream it belongs to (see the module docstring).
 
+        What ``send_routed_now`` kept back goes first. Waits where a POST stream's reader
+        has a full queue, and for a store without a synchronous path.
+        """
+        backlog, self._unsent = self._unsent, None
+        for data, related, final in [*backlog, *messages] if backlog else messages:
+            if not self._deliver_now(data, related, final):
+                target = self._target(related, final)
+                assert target is not None  # _deliver_now fails only on a target
+                await target.deliver(data, related, final)
+                if final and related is not None:
+                    self._answered(related)
+
+    def _deliver_now(self, data: bytes, related: RequestId | None, final: bool) -> bool:
+        target = self._target(related, final)
+        if target is None:
+            logger.debug("session %s: no open stream for a message", self.session_id[:8])
+        elif not target.deliver_nowait(data, related, final):
+            return False
+        if final and related is not None:
+            self._answered(related)
+        return True
+
+    def _target(self, related: RequestId | None, final: bool) -> ResponseStream | None:
+        """Return the open stream a message goes on, or None if it has none.
+
         A message that belongs to no request goes on the standalone stream if a client is
-        reading it; otherwise on the newest POST stream still open, so that a client that
+        reading it; otherwise on the newest POST stream still read, so that a client that
         never opened a GET stream still gets the requests and notifications the server
         sends while serving it (a message goes on exactly one stream either way).
         """
-        for data, related, final in messages:
-            target = None if related is None else self._by_request.get(related)
+        target = None if related is None else self._by_request.get(related)
+        if target is None:
             if final and related is not None:
-                self._by_request.pop(related, None)
-            if target is None:
-                if final and related is not None:
-                    continue  # the POST never reached us (or was answered): nobody waits
-                target = self._unrelated_target()
-            if target is None or target.ended:
-                logger.debug("session %s: no open stream for a message", self.session_id[:8])
-                continue
-            await target.deliver(data, related, final)
+                return None  # the POST never reached us (or was answered): nobody waits
+            target = self._unrelated_target()
+        if target is None or target.ended:
+            return None
+        return target
+
+    def _answered(self, request_id: RequestId) -> None:
+        by_request = self._by_request
+        if by_request.pop(request_id, None) is not None and not by_request:
+            # An emptied dict keeps its grown table; an idle session keeps a fresh one.
+            self._by_request = {}
 
     def _unrelated_target(self) -> ResponseStream | None:
         standalone = self.standalone
@@ -412,11 +375,14 @@ class HttpSessionStream:
         if self._closed:
             return
         self._closed = True
-        self._inbox_send.close()
+        if self._sink is not None:
+            self._sink.input_ended()
+        if self._pulled is not None:
+            self._pulled[0].close()
         streams = {id(stream): stream for stream in self._by_request.values()}
         if self.standalone is not None:
             streams[id(self.standalone)] = self.standalone
-        self._by_request.clear()
+        self._by_request = {}
         with trio.CancelScope(shield=True):
             for stream in streams.values():
                 await stream.end()
@@ -465,30 +431,3 @@ def peek_id(data: bytes) -> tuple[RequestId | None, bool]:
     if isinstance(value, str | int) and not isinstance(value, bool):
         return value, is_response
     return None, is_response
-
-
-def progress_token_of(data: bytes) -> str | int | None:
-    """Return the ``progressToken`` of an encoded progress notification.
-
-    trimcp's encoder writes ``"params":{"progressToken":<token>,`` right after the method;
-    only that token is decoded then, not the whole message.
-    """
-    start = len(_PROGRESS_TOKEN)
-    if data.startswith(_PROGRESS_TOKEN):
-        end = data.find(b',"', start)
-        if end > start and b"\\" not in data[start:end]:
-            try:
-                token = orjson.loads(data[start:end])
-            except orjson.JSONDecodeError:
-                token = None
-            if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
-                return token
-    try:
-        message = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    params = message.get("params") if isinstance(message, dict) else None
-    token = params.get("progressToken") if isinstance(params, dict) else None
-    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
-        return token
-    return None

@@ -3,7 +3,8 @@
 Both are thin views of the session actor. Handlers run in the session's reader task until
 they first wait, then in a helper task of their own, always in the same trio thread, so
 these methods touch the session's protocol state directly and synchronously (no await
-between a check and its update), and queue bytes for its writer.
+between a check and its update), and queue bytes for its writer, tagged with the request
+they belong to where there is one (a request's progress).
 """
 
 from __future__ import annotations
@@ -212,8 +213,12 @@ class RequestContext:
         """
         if self.progress_token is None:
             return False
-        data = self._session.connection.send_progress(self.request_id, progress, total, message)
-        await self._session.write(data)
+        session = self._session
+        data = session.connection.send_progress(self.request_id, progress, total, message)
+        # Tagged with its request: over HTTP it goes on the SSE stream of the request's POST.
+        # Mostly it goes at once, with no schedule point, until the reader's queue is full.
+        if not session.write_now(data, self.request_id):
+            await session.write(data, self.request_id)
         return bool(data)
 
     def close_sse_stream(self) -> bool:

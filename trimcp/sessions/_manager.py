@@ -15,7 +15,12 @@ a mailbox round trip: trio runs all of this in one thread and the table is only 
 the manager between awaits, so a read never sees it half-updated (as with the Registry).
 
 Expiry is on by default: a session idle for ``idle_timeout`` (30 min) is ended; the sweep
-runs on trio's clock, so ``MockClock`` drives it in tests. A session is *idle* when its
+runs on trio's clock, so ``MockClock`` drives it in tests. The manager also times every
+session's handshake (``SessionOptions.initialization_timeout``) with one timer: the deadlines
+come in the order the sessions were created, so the timer is armed for the oldest only, and
+a session still in its handshake at its deadline is told so (it closes itself unless it is
+initialized by then). A timer per session would cost a task each during the handshake, and
+what trio keeps of every disarmed deadline until it prunes them. A session is *idle* when its
 stream says it is not busy (no request in flight, no stream attached). At ``max_sessions``
 the least recently active idle session is evicted to make room (its client gets 404 and
 re-initializes, as the spec provides); only when every session is busy is a new one refused
@@ -28,6 +33,8 @@ the table.
 from __future__ import annotations
 
 import collections
+import contextlib
+import dataclasses
 import functools
 import logging
 import math
@@ -38,10 +45,10 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from trimcp.actors import DEFER, NORMAL, Actor, ActorRef, Down, monitor
-from trimcp.errors import SessionLimitReached, StartFailed
+from trimcp.errors import ActorGone, SessionLimitReached, StartFailed
 from trimcp.supervision import ChildSpec, Supervisor, start_child
 
-from ._session import Session
+from ._session import InitializationDue, Session
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -230,6 +237,12 @@ class _Sweep:
 
 
 @typing.final
+@dataclass(frozen=True, slots=True)
+class _HandshakesDue:
+    pass
+
+
+@typing.final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ManagerStatistics:
     """Counters of one manager."""
@@ -259,9 +272,14 @@ class SessionManager(Actor):
         self.table = SessionTable()
         self.limits = limits or SessionLimits()
         self._handler = handler
-        self._options = options
+        # The sessions' handshakes are timed here (see the module docstring), not by each.
+        self._handshake_timeout = options.initialization_timeout
+        self._options = dataclasses.replace(options, initialization_timeout=math.inf)
         self._supervisor: ActorRef | None = None
         self._by_ref: dict[ActorRef, str] = {}
+        # Sessions in their handshake window with their deadlines, oldest first.
+        self._handshakes: collections.OrderedDict[ActorRef, float] = collections.OrderedDict()
+        self._handshake_timer_armed = False
         self._counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0, "terminated": 0}
 
     # --- the public API (called from any task) ---------------------------------------------
@@ -321,7 +339,11 @@ class SessionManager(Actor):
         if isinstance(message, _Sweep):
             await self._sweep()
             self.send_after(self.limits.sweep_every, _Sweep())
+        elif isinstance(message, _HandshakesDue):
+            self._handshake_timer_armed = False
+            self._check_handshakes()
         elif isinstance(message, Down):
+            self._handshakes.pop(message.ref, None)
             session_id = self._by_ref.pop(message.ref, None)
             if session_id is not None:
                 record = self.table.peek(session_id)
@@ -363,7 +385,29 @@ class SessionManager(Actor):
         self._by_ref[ref] = message.session_id
         monitor(ref)
         self._counts["created"] += 1
+        if self._handshake_timeout != math.inf:
+            self._handshakes[ref] = trio.current_time() + self._handshake_timeout
+            self._arm_handshake_timer()
         return record
+
+    def _arm_handshake_timer(self) -> None:
+        if self._handshakes and not self._handshake_timer_armed:
+            deadline = next(iter(self._handshakes.values()))
+            self.send_after(deadline - trio.current_time(), _HandshakesDue())
+            self._handshake_timer_armed = True
+
+    def _check_handshakes(self) -> None:
+        """Tell the sessions whose handshake deadline has come; arm for the next one."""
+        now = trio.current_time()
+        handshakes = self._handshakes
+        while handshakes:
+            ref, deadline = next(iter(handshakes.items()))
+            if deadline > now:
+                break
+            handshakes.popitem(last=False)
+            with contextlib.suppress(ActorGone):
+                ref.send_info(InitializationDue())
+        self._arm_handshake_timer()
 
     async def _sweep(self) -> None:
         deadline = trio.current_time() - self.limits.idle_timeout
@@ -380,6 +424,7 @@ class SessionManager(Actor):
     async def _end(self, record: SessionRecord, counter: str, reason: str) -> None:
         """Take a live session out of the table, count it under ``counter``, and end it."""
         self.table._remove(record.session_id)
+        self._handshakes.pop(record.ref, None)
         self._counts[counter] += 1
         logger.debug("session %s ended: %s", record.session_id[:8], reason)
         # Closing the stream ends the session's input: it cancels nothing by itself, so stop

@@ -11,11 +11,22 @@ each read to the actor's mailbox: that hop cost a scheduling round per request, 
 the time of a lone stdio request (bench/RESULTS.md). The mailbox carries what comes from
 outside the connection: notifications posted by other actors and the server, and timers.
 
+A stream that *pushes* its input (``attach_input``: Streamable HTTP, whose input is one POST
+body at a time) hands each body to ``push_input``, and a reader task runs only while there is
+input to act on. An idle HTTP session then has no reader parked on an empty channel: of the
+tasks it could have, only the actor's own remains. Other streams (stdio, WebSocket) are read
+by a reader that waits for input (``_read_loop``).
+
 Requests run in the reader task itself, since most handlers answer without ever waiting:
 a task spawn and a cancel scope per request were another third. A handler that does wait
 keeps running concurrently all the same: just before it first suspends, a fresh reader task
 takes over the reading, and the task it suspended in becomes that request's own task, whose
 cancel scope the client's ``notifications/cancelled`` cancels (``_read_loop``).
+
+Output goes through the session's ``SessionWriter`` (``_writer.py``), each message tagged with
+the client request it belongs to: a reply with its request, a handler's progress with the
+request it reports on. A transport that routes per request (HTTP) uses the tags; a handler's
+progress then mostly leaves without a schedule point.
 
 Request, reader and actor tasks all run in one trio thread and touch the core only through
 synchronous calls, so no state is shared across an ``await``.
@@ -29,13 +40,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import math
-import types
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, final
+from typing import TYPE_CHECKING, final
 
 import trio
 
@@ -70,16 +81,20 @@ from trimcp.protocol import (
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle
 from ._handler import SessionOptions
+from ._inline import run_inline
+from ._outgoing import Outgoing, RequestTimedOut, first_of, unwrap
+from ._writer import SessionWriter
 
 if TYPE_CHECKING:
     from trimcp.protocol import Event, JsonObject, JsonValue, RequestId
     from trimcp.transports import MessageStream
 
     from ._handler import RequestHandler
+    from ._writer import Routed
+
+__all__ = ["InitializationDue", "Notify", "ProgressCallback", "RequestTimedOut", "Session"]
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 ProgressCallback = Callable[[ProgressParams], Awaitable[None]]
 
@@ -90,12 +105,9 @@ _CANCELLED = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="cancelled by th
 _BEFORE_OPERATION = (Phase.AWAITING_INITIALIZE, Phase.NEGOTIATING, Phase.INITIALIZING)
 _MAX_HELD = 32
 
-# Most replies ready at one moment that go out in one write.
-_WRITE_BATCH = 256
-
-
-class RequestTimedOut(TransportClosed):
-    """A server-to-client request got no answer in time; it was cancelled."""
+# Pushed bodies waiting for the reader before ``push_input`` waits: a client that floods a
+# busy session with notifications (each answered 202 at once) is held back here.
+_MAX_PUSHED = 16
 
 
 # --- messages to the session ---------------------------------------------------------------
@@ -103,8 +115,11 @@ class RequestTimedOut(TransportClosed):
 
 @final
 @dataclass(frozen=True, slots=True)
-class _InitTimeout:
-    pass
+class InitializationDue:
+    """The handshake's time is up (``initialization_timeout``): close unless initialized.
+
+    The session's own timer sends it, or its manager, which times its sessions' handshakes.
+    """
 
 
 @final
@@ -136,18 +151,16 @@ class _Reading:
         self.request: RequestId | None = None
 
 
-@final
-class _Outgoing:
-    """One of our requests to the client, waiting for its answer."""
-
-    __slots__ = ("done", "on_progress", "response", "restart")
-
-    def __init__(self, on_progress: ProgressCallback | None) -> None:
-        self.done = trio.Event()
-        self.response: Result | ErrorObject | None = None
-        self.on_progress = on_progress
-        # Set by progress: the wait restarts its timeout (Lifecycle > Timeouts, MAY).
-        self.restart = trio.Event()
+@functools.lru_cache(maxsize=64)
+def _server_options(
+    instructions: str | None, max_message_size: int, legacy_aliases: bool
+) -> ServerOptions:
+    # Shared by the sessions of a server (frozen), rather than one copy per session.
+    return ServerOptions(
+        instructions=instructions,
+        max_message_size=max_message_size,
+        legacy_aliases=legacy_aliases,
+    )
 
 
 class Session(Actor):
@@ -167,50 +180,50 @@ class Session(Actor):
         self.connection = ServerConnection(
             handler.server_info,
             handler.capabilities,
-            ServerOptions(
-                instructions=handler.instructions,
-                max_message_size=self._options.max_message_size,
-                legacy_aliases=self._options.legacy_aliases,
+            _server_options(
+                handler.instructions,
+                self._options.max_message_size,
+                self._options.legacy_aliases,
             ),
         )
         self.log_level: str | None = None
         # Requests running in a task of their own (handlers that waited), for cancellation
-        # and draining; a request answered inline by the reader is never listed.
-        self._requests: dict[RequestId, trio.CancelScope] = {}
-        self._outgoing: dict[RequestId, _Outgoing] = {}
+        # and draining (a request answered inline by the reader is never listed), and our
+        # requests to the client awaiting answers. Both made on first use.
+        self._requests: dict[RequestId, trio.CancelScope] | None = None
+        self._outgoing: dict[RequestId, Outgoing] | None = None
         # Read but not yet acted on, in order: messages not yet fed to the core, and events
-        # the core returned. Shared so a new reader carries on where the last one stopped.
-        self._inbox: deque[bytes | MessageTooLarge] = deque()
-        self._events: deque[Event] = deque()
-        # Encoded messages waiting for the stream; flushed by whichever task finds the
-        # stream idle (see ``write``), or at the end of the reader's batch for what the
-        # reader queued. ``_room`` wakes writers waiting for space.
-        self._pending: list[bytes] = []
-        # A stream that can write without waiting (``StdioStream.send_messages_now``: write
-        # what the output takes now, keep the rest for the next ``send_messages``) saves
-        # a shielded flush per write; ``MessageStream`` does not require it.
-        self._send_now: Callable[[Sequence[bytes]], bool] | None = getattr(
-            stream, "send_messages_now", None
-        )
-        self._flushing = False
-        self._write_closed = False
-        self._room = trio.Event()
-        # Set whenever no task is flushing (terminate waits for it before closing).
-        self._idle = trio.Event()
-        self._idle.set()
+        # the core returned. Shared so a new reader carries on where the last one stopped;
+        # None while empty, as an empty deque costs ~760 bytes per idle session.
+        self._inbox: deque[bytes | MessageTooLarge] | None = None
+        self._events: deque[Event] | None = None
+        self._writer = SessionWriter(stream, self._options, self)
         self._init_timer: trio.CancelScope | None = None
-        self._held: list[Notify] = []
+        self._held: list[Notify] | None = None
         # Set when input ended: stop once the requests in flight are answered.
         self._draining = False
+        # Pushed input (``attach_input``): whether a reader task is running now, whether the
+        # stream said no more input comes, and the event ``push_input`` waits on when
+        # ``_MAX_PUSHED`` bodies are waiting (made by that waiter only).
+        self._pushed = False
+        self._reading = False
+        self._input_closed = False
+        self._inbox_room: trio.Event | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
 
     async def init(self) -> None:
-        """Start the reader task and the initialization timer."""
-        self.start_soon(self._read_loop)
+        """Start reading (or take pushed input) and the initialization timer."""
+        attach = getattr(self._stream, "attach_input", None)
+        if attach is not None:
+            self._pushed = True
+            attach(self)
+        else:
+            self.start_soon(self._read_loop)
         self._handler.session_opened(SessionHandle(self))
-        if self._options.initialization_timeout != math.inf:
-            self._init_timer = self.send_after(self._options.initialization_timeout, _InitTimeout())
+        timeout = self._options.initialization_timeout
+        if timeout != math.inf:
+            self._init_timer = self.send_after(timeout, InitializationDue())
 
     async def terminate(self, reason: ExitReason) -> None:
         """Finish writing what is queued, then close the core and the stream.
@@ -221,18 +234,10 @@ class Session(Actor):
         """
         self._handler.session_closed(SessionHandle(self))
         self.connection.close()
-        for waiter in self._outgoing.values():
+        for waiter in (self._outgoing or {}).values():
             waiter.done.set()
-        await self._finish_writes()
-        self._write_closed = True
-        self._room.set()
+        await self._writer.close()
         await self._stream.aclose()
-
-    async def _finish_writes(self) -> None:
-        while self._flushing:
-            await self._idle.wait()
-        if self._pending and not self._write_closed:
-            await self._flush_pending()
 
     # --- inbound ------------------------------------------------------------------------
 
@@ -246,22 +251,86 @@ class Session(Actor):
         reader produced are queued and leave together at the end of its batch.
         """
         role = _Reading()
-        stream, inbox = self._stream, self._inbox
+        stream = self._stream
         with role.scope:
             while not await self._process_backlog(role):
-                if self._pending and not self._flushing:
-                    self._flush_soon()
+                self._writer.flush_soon()
+                received: list[bytes | MessageTooLarge]
                 try:
-                    inbox.append(await stream.receive_message())
+                    received = [await stream.receive_message()]
                 except MessageTooLarge as exc:
-                    inbox.append(exc)
+                    received = [exc]
                 except (TransportClosed, TransportBroken) as exc:
                     logger.debug("session %s: input ended (%r)", self.name, exc)
                     self._drain()
                     break
-                inbox.extend(stream.receive_ready())
+                self._take_input(received)
+                self._take_input(stream.receive_ready())
         if role.request is not None and role.scope.cancelled_caught:
             self._release_cancelled(role.request)
+
+    def _take_input(self, items: Sequence[bytes | MessageTooLarge]) -> None:
+        if items:
+            if self._inbox is None:
+                self._inbox = deque(items)
+            else:
+                self._inbox.extend(items)
+
+    async def push_input(self, body: bytes) -> None:
+        """Take one message from a stream that pushes its input (see the module docstring).
+
+        A reader task acts on it, started now unless one is running. Waits only while
+        ``_MAX_PUSHED`` messages are already waiting for the reader.
+
+        Raises:
+            TransportClosed: the input has ended, or the session is stopping.
+        """
+        while (
+            self._inbox is not None
+            and len(self._inbox) >= _MAX_PUSHED
+            and not (self._input_closed or self.stopping)
+        ):
+            if self._inbox_room is None:
+                self._inbox_room = trio.Event()
+            await self._inbox_room.wait()
+        if self._input_closed or self.stopping:
+            raise TransportClosed(f"session {self.name} takes no more input")
+        self._take_input((body,))
+        if not self._reading:
+            self._reading = True
+            self.start_soon(self._serve_pushed)
+
+    def input_ended(self) -> None:
+        """No more input will be pushed (the stream closed): finish, then stop.
+
+        Messages already pushed are still acted on; the requests in flight are answered
+        within ``drain_timeout``.
+        """
+        self._input_closed = True
+        self._wake_pushers()
+        if not self._reading and not self._draining and not self.stopping:
+            self._drain()
+
+    def _wake_pushers(self) -> None:
+        room, self._inbox_room = self._inbox_room, None
+        if room is not None:
+            room.set()
+
+    async def _serve_pushed(self) -> None:
+        """Act on the pushed input until there is none or this task adopts a request."""
+        role = _Reading()
+        with role.scope:
+            if not await self._process_backlog(role):
+                self._reader_done()
+        if role.request is not None and role.scope.cancelled_caught:
+            self._release_cancelled(role.request)
+
+    def _reader_done(self) -> None:
+        """No pushed input is left to act on: send the replies, maybe drain; stop reading."""
+        self._reading = False
+        self._writer.flush_soon()
+        if self._input_closed and not self._draining:
+            self._drain()
 
     async def handle_cast(self, message: object) -> None:
         """Send a notification cast by another actor (``Notify``)."""
@@ -275,8 +344,8 @@ class Session(Actor):
 
         Returns True if this task adopted a request on the way (it must stop reading).
         """
-        events, inbox = self._events, self._inbox
         while True:
+            events = self._events
             if events:
                 event = events.popleft()
                 if type(event) is not RequestReceived:
@@ -285,13 +354,21 @@ class Session(Actor):
                 await self._run_request(event, role)
                 if role.request is not None:
                     return True
-            elif inbox:
-                item = inbox.popleft()
+            elif self._inbox:
+                item = self._inbox.popleft()
+                if self._inbox_room is not None and len(self._inbox) < _MAX_PUSHED:
+                    self._wake_pushers()
                 if isinstance(item, MessageTooLarge):
                     await self._refuse_oversized(item)
                 else:
-                    events.extend(self.connection.receive(item))
+                    received = self.connection.receive(item)
+                    if events is None:
+                        self._events = deque(received)
+                    else:
+                        events.extend(received)
             else:
+                # Nothing left: keep no empty deques (an idle session would hold them).
+                self._inbox = self._events = None
                 return False
 
     def _drain(self) -> None:
@@ -310,8 +387,10 @@ class Session(Actor):
         if self.connection.phase in _BEFORE_OPERATION:
             # Posted notifications travel in the system lane and may overtake the client's
             # own ``initialized``: hold them until it arrives (few, duplicates dropped).
-            if message not in self._held and len(self._held) < _MAX_HELD:
-                self._held.append(message)
+            held = self._held if self._held is not None else []
+            if message not in held and len(held) < _MAX_HELD:
+                held.append(message)
+                self._held = held
             return
         try:
             data = self.connection.send_notification(message.method, message.params)
@@ -336,7 +415,7 @@ class Session(Actor):
             message=str(error),
             data={"size": error.size, "limit": error.limit},
         )
-        await self._write_later(self.connection.send_error(None, refusal))
+        await self._writer.write_later((self.connection.send_error(None, refusal), None, True))
 
     async def handle_info(self, message: object) -> None:
         """Send posted notifications; close the session if the handshake did not finish."""
@@ -347,12 +426,12 @@ class Session(Actor):
             logger.info(
                 "session %s: %d request(s) still running %g s after input ended; stopping",
                 self.name,
-                len(self._requests),
+                len(self._requests or ()),
                 self._options.drain_timeout,
             )
             self.stop(NORMAL)
             return
-        if isinstance(message, _InitTimeout):
+        if isinstance(message, InitializationDue):
             if self.connection.phase is not Phase.OPERATING:
                 logger.info(
                     "session %s: no initialized notification within %g s; closing",
@@ -367,17 +446,19 @@ class Session(Actor):
     async def _on_event(self, event: Event) -> None:
         """Act on an event other than a request (``_run_request`` runs those)."""
         if isinstance(event, ReplyToSend):
-            await self._write_later(event.data)
+            await self._writer.write_later((event.data, event.request_id, True))
         elif isinstance(event, InitializeReceived):
-            await self._write_later(self.connection.respond_to_initialize())
+            reply = self.connection.respond_to_initialize()
+            await self._writer.write_later((reply, event.request_id, True))
         elif isinstance(event, Initialized):
             if self._init_timer is not None:
                 self._init_timer.cancel()
-            held, self._held = self._held, []
+                self._init_timer = None
+            held, self._held = self._held or [], None
             for message in held:
                 await self._send_notify(message)
         elif isinstance(event, Cancelled):
-            running = self._requests.get(event.request_id)
+            running = self._requests.get(event.request_id) if self._requests else None
             if running is not None:
                 running.cancel()
         elif isinstance(event, NotificationReceived):
@@ -387,13 +468,17 @@ class Session(Actor):
 
     async def _on_reply_event(self, event: Event) -> None:
         if isinstance(event, ResponseReceived):
-            waiter = self._outgoing.pop(event.response.id, None)  # type: ignore[arg-type]
+            waiter = (
+                self._outgoing.pop(event.response.id, None)  # type: ignore[arg-type]
+                if self._outgoing
+                else None
+            )
             if waiter is not None:
                 response = event.response
                 waiter.response = response if isinstance(response, Result) else response.error
                 waiter.done.set()
         elif isinstance(event, ProgressReceived):
-            waiter = self._outgoing.get(event.request_id)
+            waiter = self._outgoing.get(event.request_id) if self._outgoing else None
             if waiter is not None:
                 waiter.restart.set()
                 if waiter.on_progress is not None:
@@ -407,7 +492,7 @@ class Session(Actor):
         """Run the handler in the reader's task; answer inline or as the adopted request.
 
         The client's cancellation of an adopted request ends this by ``Cancelled``, which
-        ``role.scope`` catches in ``_read_loop``.
+        ``role.scope`` catches in the reader.
         """
         request = event.request
         context = RequestContext(self, request.id, event.progress_token)
@@ -415,7 +500,7 @@ class Session(Actor):
         try:
             # A copy of the context, as a task of its own would get: a handler's context
             # variables must not leak into the reader and the requests after it.
-            result = await _run_inline(
+            result = await run_inline(
                 coro, contextvars.copy_context(), self._hand_over, role, request.id
             )
         except JsonRpcError as exc:
@@ -432,14 +517,14 @@ class Session(Actor):
             data = self.connection.send_error(request.id, error_object_for(exc))
         else:
             data = self._encode_result(request.id, request.method, result)
-        if role.request is None:  # answered inline
-            if data and len(self._pending) < self._options.write_queue and not self._write_closed:
-                self._pending.append(data)  # _write_later's common case, without the call
-            else:
-                await self._write_later(data, request=True)
+        reply: Routed = (data, request.id, True)
+        if role.request is None:  # answered inline: leaves with the reader's batch
+            if not self._writer.queue(reply):
+                await self._writer.write_later(reply, request=True)
             return
+        assert self._requests is not None  # listed by _hand_over
         del self._requests[request.id]
-        await self.write(data)
+        await self._writer.write(reply)
         if self._draining and not self._requests:
             self.stop(NORMAL)
 
@@ -447,22 +532,33 @@ class Session(Actor):
         """Let a new task read: this one is about to suspend in the handler it runs.
 
         Called synchronously just before the handler's first suspension, so nothing else
-        runs in between; the request becomes cancellable through ``role.scope``.
+        runs in between; the request becomes cancellable through ``role.scope``. A pushed
+        session starts a new reader only if input is left to act on.
         """
         role.request = request_id
+        if self._requests is None:
+            self._requests = {}
         self._requests[request_id] = role.scope
-        self.start_soon(self._read_loop)
+        if not self._pushed:
+            self.start_soon(self._read_loop)
+        elif self._events or self._inbox:
+            self.start_soon(self._serve_pushed)
+        else:
+            self._reader_done()
 
     def _release_cancelled(self, request_id: RequestId) -> None:
-        """Forget an adopted request the client cancelled; nothing is written for it.
+        """Forget an adopted request the client cancelled; no response is written for it.
 
-        The core still tracks the id until it is "answered" (and encodes nothing). A request
-        cancelled because the session is stopping never gets here: nobody is left to answer.
+        The core still tracks the id until it is "answered" (and encodes nothing); a routed
+        stream is told that no response comes. A request cancelled because the session is
+        stopping never gets here: nobody is left to answer.
         """
-        self._requests.pop(request_id, None)
+        if self._requests:
+            self._requests.pop(request_id, None)
         if self.connection.is_cancelled(request_id):
             with contextlib.suppress(LocalProtocolError):
                 self.connection.send_error(request_id, _CANCELLED)
+            self._writer.write_soon((b"", request_id, True))
         if self._draining and not self._requests:
             self.stop(NORMAL)
 
@@ -486,131 +582,28 @@ class Session(Actor):
 
     # --- outbound -----------------------------------------------------------------------
 
-    async def write(self, data: bytes) -> bool:
+    async def write(
+        self, data: bytes, related: RequestId | None = None, *, final: bool = False
+    ) -> bool:
         """Send one encoded message; return False if it was dropped (the session is closing).
 
-        ``b""`` (nothing to send, e.g. the reply to a cancelled request) is skipped.
-
-        There is no writer task: if the stream is idle, the caller writes, taking along
-        whatever others queued meanwhile; if another task is writing, the message is queued
-        for it and the caller returns at once (waiting only while ``write_queue`` messages are
-        already queued). Replies that are ready together leave in one write. A stream with
-        ``send_messages_now`` is written without waiting when it takes everything, so this
-        is not always a schedule point. A write that must wait is shielded: cancelling the
-        task that happens to be flushing must not cut a message in half; closing the stream
-        (the session's ``terminate``) ends a write that is stuck.
+        ``related`` is the client request the message belongs to (its progress, say), and
+        ``final`` marks that request's response. ``b""`` (nothing to send, e.g. the reply
+        to a cancelled request) is skipped. See ``SessionWriter.write`` for when this waits.
         """
-        if not data:
+        if self._writer.write_now(data, related, final):
             return True
-        while len(self._pending) >= self._options.write_queue and not self._write_closed:
-            if self._flushing:
-                self._room = trio.Event() if self._room.is_set() else self._room
-                await self._room.wait()
-            else:  # the reader queued these and has not flushed yet
-                await self._flush_pending()
-        if self._write_closed:
-            logger.debug("session %s is closing; dropped %d bytes", self.name, len(data))
-            return False
-        self._pending.append(data)
-        if not self._flushing:
-            await self._flush_pending()
-        return True
+        return await self._writer.write((data, related, final))
 
-    async def _write_later(self, data: bytes, *, request: bool = False) -> None:
-        """Queue a message from the reader's batch; ``_flush_soon`` sends it with the rest.
+    def write_now(self, data: bytes, related: RequestId | None = None) -> bool:
+        """Send one message if the stream takes it at once; False: ``write`` it instead.
 
-        With the queue full, a reply (``request``) is handed to a task of its own, as if
-        its request had run in one, so the reader keeps reading; anything else waits here.
+        Never a schedule point; see ``SessionWriter.write_now``.
         """
-        if not data:
-            return
-        if len(self._pending) < self._options.write_queue and not self._write_closed:
-            self._pending.append(data)
-        elif request:
-            self.start_soon(self.write, data)
-        else:
-            await self.write(data)
+        return self._writer.write_now(data, related, False)
 
-    def _flush_soon(self) -> None:
-        """Write what is queued now, or start a task to: the reader never waits to write.
-
-        The caller found something queued and no flush running.
-        """
-        if not self._write_now():
-            self._flushing = True
-            self._idle = trio.Event()
-            self.start_soon(self._flush_started)
-
-    def _write_now(self) -> bool:
-        """Write what is queued without waiting; return False if some of it must wait.
-
-        What the stream could not take stays with it (``send_messages_now``) and goes
-        first in the next ``_flush``. Also True when the output has ended.
-        """
-        if self._send_now is None:
-            return False
-        try:
-            done = self._send_now(self._take_batch())
-        except (TransportClosed, TransportBroken) as exc:
-            self._output_ended(exc)
-            return True
-        return done and not self._pending
-
-    async def _flush_pending(self) -> None:
-        """Write what is queued, in this task; no other task may be flushing."""
-        if self._write_now():
-            return
-        self._flushing = True
-        self._idle = trio.Event()
-        await self._flush_started()
-
-    async def _flush_started(self) -> None:
-        """Finish the flush begun by setting ``_flushing``; shielded (see ``write``)."""
-        try:
-            with trio.CancelScope(shield=True):
-                await self._flush()
-        finally:
-            self._flushing = False
-            self._idle.set()
-
-    def _take_batch(self) -> list[bytes]:
-        """Take the next batch off the queue, waking writers if it was full."""
-        pending = self._pending
-        if len(pending) >= self._options.write_queue:
-            self._room.set()  # writers wait only for a full queue (see ``write``)
-        if len(pending) <= _WRITE_BATCH:
-            self._pending = []
-            return pending
-        self._pending = pending[_WRITE_BATCH:]
-        return pending[:_WRITE_BATCH]
-
-    async def _flush(self) -> None:
-        timeout = self._options.write_timeout
-        while True:
-            try:
-                # Bounded even though the flush is shielded: a peer that stops reading
-                # must not keep the session (and its supervisor's shutdown) waiting forever.
-                with trio.move_on_after(timeout) as stuck:
-                    # An empty batch still sends what ``send_messages_now`` kept back.
-                    await self._stream.send_messages(self._take_batch())
-                if stuck.cancelled_caught:
-                    logger.warning(
-                        "session %s: the client took nothing for %g s; closing the session",
-                        self.name,
-                        timeout,
-                    )
-                    raise TransportBroken(f"the client read nothing for {timeout:g} s")
-            except (TransportClosed, TransportBroken) as exc:
-                self._output_ended(exc)
-                return
-            if not self._pending:
-                return
-
-    def _output_ended(self, exc: TransportClosed | TransportBroken) -> None:
-        logger.debug("session %s: output ended (%r)", self.name, exc)
-        self._write_closed = True
-        self._pending.clear()
-        self._room.set()
+    def output_ended(self) -> None:
+        """The stream takes no more output: stop (see ``SessionWriter``)."""
         self.stop(NORMAL)
 
     async def send_log(self, level: str, data: JsonValue, logger_name: str | None) -> bool:
@@ -634,7 +627,9 @@ class Session(Actor):
     ) -> JsonObject:
         """Send a request to the client and wait for its result (see ``SessionHandle``)."""
         request_id, data = self.connection.send_request(method, params)
-        waiter = _Outgoing(on_progress)
+        waiter = Outgoing(on_progress)
+        if self._outgoing is None:
+            self._outgoing = {}
         self._outgoing[request_id] = waiter
         budget = self._options.request_timeout if timeout is None else timeout
         answered = False
@@ -643,15 +638,16 @@ class Session(Actor):
             while not waiter.done.is_set():
                 waiter.restart = trio.Event()
                 with trio.move_on_after(budget):
-                    await _first_of(waiter.done, waiter.restart)
+                    await first_of(waiter.done, waiter.restart)
                 if not (waiter.done.is_set() or waiter.restart.is_set()):
                     raise RequestTimedOut(f"{method} got no answer within {budget:g} s")
             answered = True
         finally:
             # Timed out, cancelled or failed: tell the client to stop (Utilities > Cancellation).
-            if not answered and self._outgoing.pop(request_id, None) is not None:
+            outgoing = self._outgoing
+            if not answered and outgoing and outgoing.pop(request_id, None) is not None:
                 await self._cancel_outgoing(request_id)
-        return _unwrap(method, waiter.response)
+        return unwrap(method, waiter.response)
 
     async def _cancel_outgoing(self, request_id: RequestId) -> None:
         try:
@@ -660,57 +656,3 @@ class Session(Actor):
             return
         with trio.CancelScope(shield=True), trio.move_on_after(1.0):
             await self.write(data)
-
-
-async def _first_of(done: trio.Event, restart: trio.Event) -> None:
-    async with trio.open_nursery() as nursery:
-
-        async def wait(event: trio.Event) -> None:
-            await event.wait()
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(wait, done)
-        nursery.start_soon(wait, restart)
-
-
-def _unwrap(method: str, response: Result | ErrorObject | None) -> JsonObject:
-    if response is None:
-        raise TransportClosed(f"the session ended before the client answered {method}")
-    if isinstance(response, Result):
-        return response.result
-    data = None if not isinstance(response.data, dict | list | str | int | float) else response.data
-    raise JsonRpcError(response.code, response.message, data)
-
-
-@types.coroutine
-def _run_inline(
-    coro: Coroutine[Any, Any, T],
-    context: contextvars.Context,
-    on_suspend: Callable[[_Reading, RequestId], None],
-    role: _Reading,
-    request_id: RequestId,
-) -> Generator[Any, Any, T]:
-    """Run ``coro`` in the awaiting task, in ``context``, as ``await`` would.
-
-    Just before ``coro`` first yields to trio (it is about to suspend), call
-    ``on_suspend(role, request_id)``; a coroutine that finishes without suspending never
-    calls it. After that, trio's resumptions pass straight through: trio resumes a task
-    with ``send`` (an outcome), and throws in only after a foreign yield.
-    """
-    resume: Callable[[Any], Any] = coro.send
-    value: Any = None
-    suspended = False
-    while True:
-        try:
-            message = context.run(resume, value)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]  # the coroutine's own T
-        if not suspended:
-            suspended = True
-            on_suspend(role, request_id)
-        try:
-            value = yield message
-        except Exception as exc:  # noqa: BLE001  (not handled: thrown into the coroutine)
-            resume, value = coro.throw, exc
-        else:
-            resume = coro.send

@@ -26,8 +26,9 @@ import functools
 import itertools
 import logging
 import math
+import typing
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Unpack, final
 
 import trio
@@ -55,7 +56,7 @@ from trimcp.errors import (
     SupervisorError,
 )
 
-from ._child_spec import BRUTAL_KILL, ChildSpec
+from ._child_spec import BRUTAL_KILL, ChildSpec, _run_actor
 from ._intensity import add_restart
 from ._strategy import (
     AUTO_SHUTDOWNS,
@@ -68,7 +69,7 @@ from ._strategy import (
 from ._strategy import should_restart as restart_wanted
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +106,11 @@ class _Child:
     generation: int = 0
     # Set while the supervisor itself stops this child, so its exit is not a failure.
     stopping: bool = False
-    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    exited: trio.Event = field(default_factory=trio.Event)
+    # Made by ``_start`` for each run.
+    scope: trio.CancelScope | None = None
+    # Set when the current run ended; made only when someone waits for that (``_stop``), as
+    # a supervisor of many idle children (sessions) would otherwise hold an event per child.
+    exited: trio.Event | None = None
     reason: ExitReason | None = None
 
 
@@ -282,10 +286,10 @@ class Supervisor(Actor):
         await trio.lowlevel.checkpoint_if_cancelled()
         child.generation += 1
         child.stopping = False
-        child.scope = trio.CancelScope(shield=True)
-        child.exited = trio.Event()
+        child.scope = scope = trio.CancelScope(shield=True)
+        child.exited = None
         child.reason = None
-        runner = functools.partial(self._run_child, child, child.generation)
+        runner = functools.partial(self._run_child, child, child.generation, scope)
         try:
             with trio.CancelScope(shield=True):
                 child.value = await self._host.start(runner)
@@ -304,18 +308,18 @@ class Supervisor(Actor):
         self,
         child: _Child,
         generation: int,
+        scope: trio.CancelScope,
         task_status: trio.TaskStatus[object] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         spec = child.spec
-        flag = StartedFlag(task_status)
+        flag = StartedFlag(_LetGo(task_status))
+        # The child runs for as long as this frame: holding trio's task status here would
+        # keep the start's temporary nursery alive (~1 KB a child; see ``_LetGo``).
+        del task_status
         reason = NORMAL
         try:
-            with child.scope:
-                if spec.takes_task_status:
-                    await spec.start(*spec.args, task_status=flag)
-                else:
-                    flag.started(None)
-                    await spec.start(*spec.args)
+            with scope:
+                await _child_run(spec, flag)
         except Exception as exc:
             if not flag.done:
                 raise
@@ -327,7 +331,8 @@ class Supervisor(Actor):
             if child.generation == generation:
                 child.running = False
                 child.reason = reason
-                child.exited.set()
+                if child.exited is not None:
+                    child.exited.set()
         if flag.done and child.generation == generation and not child.stopping:
             # An exit this supervisor did not cause. Report it here, once, as it happens: its
             # notice may go stale (a sibling's restart replaces the child) or be dropped (the
@@ -353,7 +358,7 @@ class Supervisor(Actor):
         budget = child.spec.shutdown_seconds
         if child.spec.shutdown == BRUTAL_KILL:
             _kill(child)
-            await child.exited.wait()
+            await _wait_exited(child)
             if child.reason is not None and child.reason.error is not None:
                 self._report(child.spec.id, "crashed while being killed", child.reason)
             return
@@ -361,13 +366,13 @@ class Supervisor(Actor):
             child.value.request_stop(SHUTDOWN, timeout=budget)
         else:
             # A plain task's stop signal is cancellation; it must bound its own cleanup.
-            child.scope.cancel()
-        with trio.move_on_after(budget):
-            await child.exited.wait()
-        timed_out = not child.exited.is_set()
+            _cancel(child)
+        with trio.move_on_after(budget) as waiting:
+            await _wait_exited(child)
+        timed_out = waiting.cancelled_caught
         if timed_out:
             _kill(child)
-            await child.exited.wait()
+            await _wait_exited(child)
         reason = child.reason or KILLED
         if timed_out or reason == KILLED:
             self._report(child.spec.id, f"did not stop within {budget:g} s", reason)
@@ -535,12 +540,63 @@ class Supervisor(Actor):
         return child
 
 
+def _child_run(spec: ChildSpec, flag: StartedFlag) -> Awaitable[object]:
+    """Return the awaitable that runs one child; ``flag`` learns when it started."""
+    if spec.start is _run_actor:
+        # ``ChildSpec.for_actor``'s start function, inlined: the child's task then holds one
+        # frame fewer for its whole life (a supervisor of idle sessions holds many).
+        factory = typing.cast("Callable[..., Actor]", spec.args[0])
+        name = typing.cast("str | None", spec.args[1])
+        return factory(*spec.args[2:]).run(name=name, task_status=flag)
+    if spec.takes_task_status:
+        return spec.start(*spec.args, task_status=flag)
+    flag.started(None)
+    return spec.start(*spec.args)
+
+
+@final
+class _LetGo(trio.TaskStatus[object]):
+    """Forwards ``started`` to trio's task status once, then drops it.
+
+    trio's task status holds the temporary nursery ``nursery.start`` ran the child in, with
+    its cancel scope and sets; the child's frames hold their task status (a ``StartedFlag``
+    wrapping this) for the child's whole life, so without letting go every idle child (a
+    session) would keep ~1 KB of a nursery that finished long ago.
+    """
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: trio.TaskStatus[object]) -> None:
+        self._inner: trio.TaskStatus[object] | None = inner
+
+    def started(self, value: object = None) -> None:
+        inner, self._inner = self._inner, None
+        if inner is None:
+            raise RuntimeError("called 'started' twice on the same task status")
+        inner.started(value)
+
+
 def _kill(child: _Child) -> None:
     # The supervisor causes this exit, so the child neither reports it nor sends a notice.
     child.stopping = True
     if isinstance(child.value, ActorRef):
         child.value.kill()
-    child.scope.cancel()
+    _cancel(child)
+
+
+def _cancel(child: _Child) -> None:
+    if child.scope is not None:
+        child.scope.cancel()
+
+
+async def _wait_exited(child: _Child) -> None:
+    """Wait until the child's current run has ended (at once if it is not running)."""
+    if not child.running:
+        await trio.lowlevel.checkpoint()
+        return
+    if child.exited is None:
+        child.exited = trio.Event()
+    await child.exited.wait()
 
 
 def _info(child: _Child) -> ChildInfo:

@@ -61,7 +61,6 @@ EventSender: TypeAlias = Callable[[str, bytes], Awaitable[None]]
 # At most 18 digits: every such number fits in 63 bits and parses without int()'s
 # 4300-digit guard ever coming into play.
 _EVENT_ID = re.compile(r"s(0|[1-9][0-9]{0,17})-(0|[1-9][0-9]{0,17})", re.ASCII)
-_STREAM_ID = re.compile(r"s(0|[1-9][0-9]{0,17})", re.ASCII)
 
 
 class EventStore(Protocol):
@@ -169,6 +168,9 @@ class _Stream:
     next_seq: int = 0
     size: int = 0  # bytes of the messages held
     ended: bool = False
+    # This stream's entries in the store's expiry queue whose event went early (the bound,
+    # a forget). Events go oldest first, so these are always its oldest entries there.
+    dead: int = 0
 
 
 @final
@@ -195,8 +197,18 @@ def _stream_id(stream: int) -> str:
 
 
 def _parse_stream_id(stream_id: str) -> int | None:
-    match = _STREAM_ID.fullmatch(stream_id)
-    return None if match is None else int(match[1])
+    # ``s`` and 1-18 ASCII digits without a leading zero, checked without a regular
+    # expression: this runs for every event stored.
+    digits = stream_id[1:]
+    if (
+        stream_id[:1] == "s"
+        and 0 < len(digits) <= 18
+        and digits.isascii()
+        and digits.isdigit()
+        and (digits[0] != "0" or digits == "0")
+    ):
+        return int(digits)
+    return None
 
 
 @final
@@ -222,11 +234,18 @@ class MemoryEventStore:
         self._max_events = max_events_per_stream
         self._ttl = ttl
         self._sessions: dict[str, _Session] = {}
-        # (stored at, stream, seq) for every event, oldest first. An entry is dead once its
-        # event went early (seq < stream.first_seq); _dead counts those, and the queue is
-        # compacted whenever they are more than half of it.
-        self._expiry: deque[tuple[float, _Stream, int]] = deque()
+        # When each event was stored and in which stream, oldest first: the expiry queue, as
+        # two parallel deques rather than an object per event (a flood of progress stores
+        # thousands, and every object that lives on makes the garbage collector work). An
+        # entry is dead once its event went early (see ``_Stream.dead``); _dead counts
+        # those, and the queue is compacted whenever they are more than half of it.
+        self._stored_at: deque[float] = deque()
+        self._stored_in: deque[_Stream] = deque()
         self._dead = 0
+        # The stream stored to last, as (session id, stream id, stream): a stream's events
+        # come in runs (a burst of progress). Forgetting clears it; an ended stream is
+        # refused by its ``ended`` flag like any other.
+        self._recent: tuple[str, str, _Stream] | None = None
 
     def statistics(self) -> EventStoreStatistics:
         """Return a snapshot (see ``EventStoreStatistics``). Call it inside trio."""
@@ -239,7 +258,7 @@ class MemoryEventStore:
             streams=len(streams),
             events=sum(stream.next_seq - stream.first_seq for stream in streams),
             bytes=sum(stream.size for stream in streams),
-            expiry_queue=len(self._expiry),
+            expiry_queue=len(self._stored_at),
         )
 
     async def open_stream(self, session_id: str) -> str:
@@ -255,8 +274,19 @@ class MemoryEventStore:
 
     async def store_event(self, session_id: str, stream_id: str, message: bytes | None) -> str:
         """See ``EventStore.store_event``."""
+        return self.store_event_nowait(session_id, stream_id, message)
+
+    def store_event_nowait(self, session_id: str, stream_id: str, message: bytes | None) -> str:
+        """``store_event`` without the ``async``: the HTTP layer's synchronous path.
+
+        Not part of the ``EventStore`` protocol; a store that can take an event without
+        waiting offers it (with ``end_stream_nowait``) and then saves the HTTP layer a
+        schedule point per event.
+        """
         now = trio.current_time()
-        self._expire(now)
+        stored_at = self._stored_at
+        if stored_at and stored_at[0] <= now - self._ttl:
+            self._expire(now)
         stream = self._open_stream(session_id, stream_id)
         if stream.messages is None:
             stream.messages = deque()
@@ -264,11 +294,14 @@ class MemoryEventStore:
         stream.next_seq += 1
         stream.messages.append(message)
         stream.size += len(message or b"")
-        self._expiry.append((now, stream, seq))
+        stored_at.append(now)
+        self._stored_in.append(stream)
         if len(stream.messages) > self._max_events:
             self._drop_oldest(stream)
+            stream.dead += 1
             self._dead += 1
-            self._compact_if_sparse()
+            if self._dead * 2 > len(stored_at):
+                self._compact()
         return _event_id(stream.number, seq)
 
     async def replay_events_after(
@@ -283,6 +316,10 @@ class MemoryEventStore:
 
     async def end_stream(self, session_id: str, stream_id: str) -> None:
         """See ``EventStore.end_stream``."""
+        self.end_stream_nowait(session_id, stream_id)
+
+    def end_stream_nowait(self, session_id: str, stream_id: str) -> None:
+        """``end_stream`` without the ``async`` (see ``store_event_nowait``)."""
         self._expire()
         stream = self._find_stream(session_id, stream_id)
         if stream is not None:
@@ -298,6 +335,7 @@ class MemoryEventStore:
             del stream.session.streams[stream.number]
             self._clear(stream)
             self._compact_if_sparse()
+        self._recent = None
 
     async def forget_session(self, session_id: str) -> None:
         """See ``EventStore.forget_session``."""
@@ -308,6 +346,7 @@ class MemoryEventStore:
                 self._clear(stream)
             session.streams.clear()
             self._compact_if_sparse()
+        self._recent = None
 
     def _find_stream(self, session_id: str, stream_id: str) -> _Stream | None:
         session = self._sessions.get(session_id)
@@ -317,7 +356,13 @@ class MemoryEventStore:
         return session.streams.get(number)
 
     def _open_stream(self, session_id: str, stream_id: str) -> _Stream:
-        stream = self._find_stream(session_id, stream_id)
+        recent = self._recent
+        if recent is not None and recent[1] == stream_id and recent[0] == session_id:
+            stream: _Stream | None = recent[2]
+        else:
+            stream = self._find_stream(session_id, stream_id)
+            if stream is not None:
+                self._recent = (session_id, stream_id, stream)
         if stream is None or stream.ended:
             # The session id stays out of the message: it is a credential (MCP 2025-11-25).
             raise TransportClosed(
@@ -354,14 +399,15 @@ class MemoryEventStore:
     def _expire(self, now: float | None = None) -> None:
         """Drop every event that is ``ttl`` seconds old or older."""
         deadline = (trio.current_time() if now is None else now) - self._ttl
-        expiry = self._expiry
-        while expiry and expiry[0][0] <= deadline:
-            _, stream, seq = expiry.popleft()
-            if seq < stream.first_seq:
+        stored_at, stored_in = self._stored_at, self._stored_in
+        while stored_at and stored_at[0] <= deadline:
+            stored_at.popleft()
+            stream = stored_in.popleft()
+            if stream.dead:
+                stream.dead -= 1
                 self._dead -= 1
             else:
                 # Per stream, the queue is in seq order, so this is the stream's oldest.
-                assert seq == stream.first_seq
                 self._drop_oldest(stream)
 
     def _drop_oldest(self, stream: _Stream) -> None:
@@ -376,12 +422,25 @@ class MemoryEventStore:
 
     def _clear(self, stream: _Stream) -> None:
         """Drop all of a stream's events; its expiry entries become dead."""
-        self._dead += stream.next_seq - stream.first_seq
+        held = stream.next_seq - stream.first_seq
+        stream.dead += held
+        self._dead += held
         stream.first_seq = stream.next_seq
         stream.messages = None
         stream.size = 0
 
     def _compact_if_sparse(self) -> None:
-        if self._dead * 2 > len(self._expiry):
-            self._expiry = deque(entry for entry in self._expiry if entry[2] >= entry[1].first_seq)
-            self._dead = 0
+        if self._dead * 2 > len(self._stored_at):
+            self._compact()
+
+    def _compact(self) -> None:
+        stored_at: deque[float] = deque()
+        stored_in: deque[_Stream] = deque()
+        for when, stream in zip(self._stored_at, self._stored_in, strict=True):
+            if stream.dead:  # one of the stream's oldest entries, the dead ones
+                stream.dead -= 1
+            else:
+                stored_at.append(when)
+                stored_in.append(stream)
+        self._stored_at, self._stored_in = stored_at, stored_in
+        self._dead = 0
