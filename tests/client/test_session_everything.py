@@ -196,3 +196,11 @@ async def test_raw_request(**_: Any) -> None:
     async with everything() as session:
         result = await session.request("tools/call", {"name": "echo", "arguments": {"text": "r"}})
         assert result["content"] == [{"type": "text", "text": "r"}]
+
+
+async def test_the_public_client_pair_helper() -> None:
+    from trimcp.testing import open_client_pair
+
+    async with open_client_pair(EVERYTHING.build_server()) as session:
+        result = await session.call_tool("echo", {"text": "paired"})
+        assert result.text == "paired"

@@ -7,6 +7,7 @@
   them, and can be told to fail the next start.
 * ``spawn_unlinked``: start an actor whose crash the test inspects (``exit_reason``,
   ``Down``) instead of letting it cancel the test's nursery.
+* ``open_client_pair``: a real ``trimcp.client`` session connected to a server in memory.
 * ``open_in_memory_client``: run an MCP server (any ``RequestHandler``, e.g. an
   ``MCPServer``) in a real session over an in-memory stream and drive it as a scripted
   client: ``await client.request(method, params)``, recorded ``notifications``, and
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 from ._client import ClientRequestHandler as ClientRequestHandler
 from ._client import InMemoryClient as InMemoryClient
 from ._client import open_in_memory_client as open_in_memory_client
+from ._client_pair import open_client_pair as open_client_pair
 from ._factory import ScriptedFactory as ScriptedFactory
 from ._scripted import CrashTrigger as CrashTrigger
 from ._scripted import Handled as Handled
@@ -111,6 +113,7 @@ __all__ = [
     "malformed_messages",
     "mcp_notifications",
     "mcp_requests",
+    "open_client_pair",
     "open_in_memory_client",
     "request_ids",
     "spawn_unlinked",
