@@ -250,3 +250,53 @@ def test_malformed_chunks_are_refused(framed: bytes) -> None:
     with pytest.raises(HeadRejected) as info:
         ChunkedDecoder().feed(framed)
     assert info.value.status == 400
+
+
+@pytest.mark.parametrize(
+    ("framed", "status", "words"),
+    [
+        (b"2;\nxx\r\nd5\r\n", 400, "bare LF"),
+        (b"0\r\n\n", 400, "bare LF"),
+        (b"2\r\nab\n", 400, "not followed by CRLF"),
+        (b" 2\r\nab\r\n", 400, "hexadecimal"),
+        (b"2 ;x\r\nab\r\n", 400, "malformed"),
+        (b"2;x=\r\nab\r\n", 400, "malformed"),
+        (b"2;" + b"a" * 5000, 400, "longer than"),
+        (b"0\r\nGET / HTTP/1.1\r\n\r\n", 400, "has no ':'"),
+        (b"0\r\nno colon\r\n\r\n", 400, "has no ':'"),
+        (b"0\r\nx: a\x00b\r\n\r\n", 400, "control characters"),
+        (b"0\r\n folded: x\r\n\r\n", 400, "line folding"),
+        (b"0\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "may not contain"),
+        (b"0\r\nx: " + b"y" * 17_000, 431, "trailer section"),
+        (b"0\r\n" + b"x-long-name: y\r\n" * 100 + b"x: " + b"y" * 16_000, 431, "trailer section"),
+        (b"0\r\n" + b"x: y\r\n" * 200 + b"\r\n", 431, "trailer fields"),
+    ],
+)
+def test_chunked_framing_refusals(framed: bytes, status: int, words: str) -> None:
+    with pytest.raises(HeadRejected) as info:
+        ChunkedDecoder().feed(framed)
+    assert info.value.status == status
+    assert words in info.value.reason
+
+
+def test_chunk_extensions_and_trailers_that_are_well_formed_are_accepted() -> None:
+    framed = b'2;a=b; c = "d \\" e";f\t\r\nab\r\n0\r\nX-Sum: 1\r\nY:\r\n\r\nNEXT'
+    decoder = ChunkedDecoder()
+    assert decoder.feed(framed) == (b"ab", len(framed) - 4)
+    assert decoder.done
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.integers(min_value=1, max_value=50))
+def test_chunked_junk_is_decoded_or_refused_never_crashes(junk: bytes, cut: int) -> None:
+    decoder = ChunkedDecoder()
+    pending = b""
+    try:
+        for at in range(0, len(junk), cut):
+            pending += junk[at : at + cut]
+            _, used = decoder.feed(pending)
+            assert 0 <= used <= len(pending)
+            pending = pending[used:]
+    except HeadRejected as refusal:
+        outcome = (refusal.status, bool(refusal.reason))
+        assert outcome in ((400, True), (431, True))

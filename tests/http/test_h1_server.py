@@ -282,7 +282,7 @@ async def test_a_streaming_app_hears_the_client_leave() -> None:
 
 
 async def test_idle_connections_and_slow_heads_time_out(autojump_clock: object) -> None:
-    settings = H1Settings(keep_alive_timeout=30.0, read_timeout=10.0)
+    settings = H1Settings(keep_alive_timeout=30.0, head_timeout=10.0)
     async with connection(echo, settings) as client:
         await client.request("POST", "/", b"{}")
         await client.response()

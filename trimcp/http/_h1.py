@@ -40,7 +40,13 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import trio
 
-from trimcp.http._h1_parse import MAX_HEAD_SIZE, ChunkedDecoder, HeadRejected, parse_head
+from trimcp.http._h1_parse import (
+    BARE_LF,
+    MAX_HEAD_SIZE,
+    ChunkedDecoder,
+    HeadRejected,
+    parse_head,
+)
 from trimcp.http._h1_websocket import serve_websocket_upgrade
 
 if TYPE_CHECKING:
@@ -72,16 +78,37 @@ class H1Settings:
     """How ``serve_h1`` treats connections.
 
     Attributes:
-        keep_alive_timeout: seconds an idle connection is kept for its next request.
-        read_timeout: seconds a request head (once begun) or a body read may take.
+        keep_alive_timeout: seconds an idle connection is kept for its next request (and a
+            new one for its first byte).
+        head_timeout: seconds a whole request head may take to arrive, from its first byte;
+            a slower one gets 408 and the connection is closed.
+        body_timeout / min_body_rate: a request body must arrive within ``body_timeout``
+            seconds plus one second per ``min_body_rate`` bytes of it (its Content-Length,
+            or the chunked bytes received so far); a slower one gets 408.
+        max_body_size: bytes a chunked request body may take on the wire, its framing and
+            trailers included (413 past it); ``None``: no limit here. The application checks
+            the decoded size itself.
+        max_connections: open connections at most; at the limit a new connection takes the
+            place of the connection idle the longest, or is closed at once if none is idle.
         graceful_timeout: seconds requests in progress get to finish when the server stops.
         max_message_size: bytes a WebSocket message may have.
     """
 
     keep_alive_timeout: float = 30.0
-    read_timeout: float = 30.0
+    head_timeout: float = 10.0
+    body_timeout: float = 30.0
+    min_body_rate: int = 64 * 1024
+    max_body_size: int | None = None
+    max_connections: int = 1024
     graceful_timeout: float = 1.0
     max_message_size: int = 4 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        for name in ("keep_alive_timeout", "head_timeout", "body_timeout", "min_body_rate"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"H1Settings.{name} must be positive")
+        if self.max_connections < 1:
+            raise ValueError("H1Settings.max_connections must be at least 1")
 
 
 class _Clock:
@@ -138,7 +165,7 @@ def _plain_response(status: int, text: str) -> bytes:
 class _Server:
     """What the connections of one ``serve_h1`` share: the app, settings and shutdown."""
 
-    __slots__ = ("active", "app", "closing", "drained", "idle", "settings")
+    __slots__ = ("active", "app", "closing", "drained", "idle", "refused", "settings")
 
     def __init__(self, app: App, settings: H1Settings) -> None:
         self.app = app
@@ -146,8 +173,41 @@ class _Server:
         self.closing = False
         self.active = 0
         self.drained = trio.Event()
-        # Connections waiting for their next request: cancelled at once on shutdown.
-        self.idle: set[trio.CancelScope] = set()
+        # Connections waiting for their next request, the longest idle first (a dict keeps
+        # insertion order): cancelled at once on shutdown, and the first to make room when
+        # the connection limit is reached.
+        self.idle: dict[trio.CancelScope, None] = {}
+        # New connections closed at the limit since it was last logged (None: not at it).
+        self.refused: int | None = None
+
+    def admit(self) -> bool:
+        """Whether a new connection may be served (see ``H1Settings.max_connections``)."""
+        limit = self.settings.max_connections
+        if self.active < limit:
+            if self.refused is not None:
+                logger.warning(
+                    "accepting HTTP connections again; %d were closed at the limit of %d",
+                    self.refused,
+                    limit,
+                )
+                self.refused = None
+            return True
+        if self.idle:
+            # The connection idle the longest gives way: it loses nothing but a kept-alive
+            # socket, while the newcomer may carry a request.
+            oldest = next(iter(self.idle))
+            del self.idle[oldest]
+            oldest.cancel()
+            return True
+        if self.refused is None:
+            logger.warning(
+                "%d HTTP connections are open (http.max_connections) and none is idle: new "
+                "connections are closed at once until one ends",
+                limit,
+            )
+            self.refused = 0
+        self.refused += 1
+        return False
 
     def shut_down(self) -> None:
         self.closing = True
@@ -217,17 +277,18 @@ class _Exchange:
         "_chunked",
         "_conn",
         "_continue",
+        "_deadline_base",
         "_declared",
         "_decoder",
         "_delivered",
         "_head",
         "_head_written",
         "_left",
-        "_read_timeout",
         "_sent",
         "_server",
         "_start",
         "_waiter",
+        "_wire",
         "body_done",
         "complete",
         "keep_alive",
@@ -237,7 +298,6 @@ class _Exchange:
     def __init__(self, server: _Server, conn: _Connection, head: RequestHead) -> None:
         self._server = server
         self._conn = conn
-        self._read_timeout = server.settings.read_timeout
         self._head_written = False
         self._head = head
         self._left = head.content_length or 0
@@ -255,6 +315,10 @@ class _Exchange:
         self._declared: int | None = None
         self._sent = 0
         self._waiter: trio.CancelScope | None = None
+        # Chunked bytes taken from the wire, and when the body's deadline starts (set when
+        # the body is first waited for: most bodies arrive with their head).
+        self._wire = 0
+        self._deadline_base: float | None = None
 
     # --- receive -------------------------------------------------------------------------
 
@@ -270,29 +334,62 @@ class _Exchange:
     async def _body(self) -> Message:
         conn = self._conn
         while True:
-            buffer = conn.buffer
-            if self._decoder is not None:
-                piece, used = self._decoder.feed(buffer)
-                del buffer[:used]
-                if piece or self._decoder.done:
-                    self.body_done = self._decoder.done
-                    return {"type": "http.request", "body": piece, "more_body": not self.body_done}
-            elif buffer or not self._left:
-                take = min(self._left, len(buffer))
-                piece = bytes(buffer[:take])
-                del buffer[:take]
-                self._left -= take
-                self.body_done = self._left == 0
-                return {"type": "http.request", "body": piece, "more_body": not self.body_done}
+            message = self._take_body(conn.buffer)
+            if message is not None:
+                return message
             if self._continue:
                 self._continue = False
                 if not self.started:
                     await conn.write(_CONTINUE)
-            with trio.move_on_after(self._read_timeout) as waited:
-                more = await conn.read_more()
-            if waited.cancelled_caught or not more:
+            if not await self._read_body_more():
                 self.keep_alive = False
                 return dict(_DISCONNECT)
+
+    def _take_body(self, buffer: bytearray) -> Message | None:
+        """The next ``http.request`` message from what was read, or ``None`` to read more."""
+        if self._decoder is not None:
+            piece, used = self._decoder.feed(buffer)
+            del buffer[:used]
+            self._wire += used
+            limit = self._server.settings.max_body_size
+            if limit is not None and self._wire > limit:
+                raise HeadRejected(413, f"the chunked request body is larger than {limit} bytes")
+            if not (piece or self._decoder.done):
+                return None
+            self.body_done = self._decoder.done
+        elif buffer or not self._left:
+            take = min(self._left, len(buffer))
+            piece = bytes(buffer[:take])
+            del buffer[:take]
+            self._left -= take
+            self.body_done = self._left == 0
+        else:
+            return None
+        return {"type": "http.request", "body": piece, "more_body": not self.body_done}
+
+    async def _read_body_more(self) -> bool:
+        """Read more of the body; False when the client has gone.
+
+        Raises:
+            HeadRejected: 408, the body did not arrive in time (``H1Settings.body_timeout``).
+        """
+        conn = self._conn
+        if conn.eof or conn.broken:
+            return False
+        settings = self._server.settings
+        if self._deadline_base is None:
+            self._deadline_base = trio.current_time() + settings.body_timeout
+        # The whole body's deadline, not each read's: a client trickling a byte at a time
+        # cannot hold the connection past it.
+        size = max(self._wire, self._head.content_length or 0)
+        with trio.CancelScope(
+            deadline=self._deadline_base + size / settings.min_body_rate
+        ) as waited:
+            more = await conn.read_more()
+        if waited.cancelled_caught:
+            self.keep_alive = False
+            raise HeadRejected(408, "the request body took too long to arrive")
+        return more
 
     async def _wait_disconnect(self) -> None:
         conn = self._conn
@@ -358,6 +455,18 @@ class _Exchange:
         if self._waiter is not None:
             self._waiter.cancel()
 
+    def _framing(self, length: int | None) -> bytes:
+        """The framing field of a response the application did not frame itself."""
+        if length is not None:
+            return b"content-length: %d\r\n" % length
+        if self._head.http_version == "1.0":
+            # RFC 9112 section 6.1: no chunked coding to an HTTP/1.0 client; the body ends
+            # when the connection does (section 6.3, rule 8).
+            self.keep_alive = False
+            return b""
+        self._chunked = True
+        return b"transfer-encoding: chunked\r\n"
+
     def _head_bytes(self, start: Message, length: int | None) -> bytearray:
         status = int(start["status"])
         out = bytearray(_status_line(status))
@@ -375,17 +484,16 @@ class _Exchange:
             out += b": "
             out += value
             out += b"\r\n"
-        bodiless = status < 200 or status in (204, 304)
-        if not framed and not bodiless:
-            if length is None:
-                self._chunked = True
-                out += b"transfer-encoding: chunked\r\n"
-            else:
-                out += b"content-length: %d\r\n" % length
+        if not framed and not (status < 200 or status in (204, 304)):
+            out += self._framing(length)
+        http10 = self._head.http_version == "1.0"
         if self._server.closing:
             self.keep_alive = False
         if not self.keep_alive:
             out += b"connection: close\r\n"
+        elif http10:
+            # An HTTP/1.0 client keeps the connection only when told so (RFC 9112 C.2.2).
+            out += b"connection: keep-alive\r\n"
         out += _SERVER
         out += _CLOCK.date_line()
         out += b"\r\n"
@@ -410,49 +518,83 @@ def _scope(conn: _Connection, head: RequestHead, kind: str) -> Scope:
     }
 
 
+def _has_bare_lf(buffer: bytearray) -> bool:
+    """Whether an incomplete head has a line ending in LF alone (refused, module docstring)."""
+    return buffer.count(b"\n") != buffer.count(b"\r\n")
+
+
+def _check_incomplete_head(buffer: bytearray) -> None:
+    """Refuse a head that is not complete yet but already cannot be served."""
+    if len(buffer) > MAX_HEAD_SIZE:
+        raise HeadRejected(431, f"the request head is larger than {MAX_HEAD_SIZE} bytes")
+    if buffer.count(b"\n") != buffer.count(b"\r\n"):
+        # RFC 9112 section 2.2 lets a server take a bare LF as a line end; h11 does, so a
+        # front end may too. Refusing it keeps such a head from being framed two ways (here
+        # it would otherwise run on to the next CRLF CRLF).
+        raise HeadRejected(400, BARE_LF)
+
+
 async def _next_head(conn: _Connection, server: _Server) -> tuple[RequestHead, bytes] | None:
     """Read and parse the next request head; ``None`` when the connection should end."""
-    settings = server.settings
     searched = 0
+    deadline = math.inf
     while True:
         buffer = conn.buffer
         while buffer[:2] == b"\r\n":
-            # RFC 9112 section 2.2: empty lines before a request line are ignored.
+            # RFC 9112 section 2.2: empty lines before a request line are ignored (see
+            # _h1_parse._split_head).
             del buffer[:2]
         end = buffer.find(b"\r\n\r\n", searched)
         if end >= 0:
             raw = bytes(buffer[: end + 4])
             del buffer[: end + 4]
             return parse_head(raw), raw
-        if len(buffer) > MAX_HEAD_SIZE:
-            raise HeadRejected(431, f"the request head is larger than {MAX_HEAD_SIZE} bytes")
+        _check_incomplete_head(buffer)
         searched = max(0, len(buffer) - 3)
+        if conn.eof or conn.broken:
+            return None
         if not buffer:
-            # Between requests: an idle connection, closed at once when the server stops.
-            if server.closing:
+            if not await _wait_idle(conn, server):
                 return None
-            with trio.CancelScope(
-                deadline=trio.current_time() + settings.keep_alive_timeout
-            ) as idle:
-                server.idle.add(idle)
-                try:
-                    more = await conn.read_more()
-                finally:
-                    server.idle.discard(idle)
-            if idle.cancelled_caught or not more:
-                return None
-        else:
-            with trio.move_on_after(settings.read_timeout) as waited:
-                more = await conn.read_more()
-            if waited.cancelled_caught:
-                await conn.write(_plain_response(408, "the request head took too long to arrive"))
-                return None
-            if not more:
-                return None
+            continue
+        if deadline == math.inf:
+            # The whole head must arrive within head_timeout of its first byte, however
+            # the bytes trickle in.
+            deadline = trio.current_time() + server.settings.head_timeout
+        with trio.CancelScope(deadline=deadline) as waited:
+            more = await conn.read_more()
+        if waited.cancelled_caught:
+            await conn.write(_plain_response(408, "the request head took too long to arrive"))
+            return None
+        if not more:
+            return None
+
+
+async def _wait_idle(conn: _Connection, server: _Server) -> bool:
+    """Wait for the first bytes of a request; False when the connection should end.
+
+    An idle connection is closed after ``keep_alive_timeout``, at once when the server
+    stops, and when a new connection needs its place (``_Server.admit``).
+    """
+    if server.closing:
+        return False
+    more = False
+    with trio.CancelScope(
+        deadline=trio.current_time() + server.settings.keep_alive_timeout
+    ) as idle:
+        server.idle[idle] = None
+        try:
+            more = await conn.read_more()
+        finally:
+            server.idle.pop(idle, None)
+    return more and not idle.cancelled_caught
 
 
 async def _serve_connection(server: _Server, stream: trio.abc.Stream) -> None:
     """Serve the requests of one connection until either side ends it."""
+    if not server.admit():
+        await trio.aclose_forcefully(stream)
+        return
     conn = _Connection(stream)
     server.active += 1
     try:
@@ -463,7 +605,9 @@ async def _serve_connection(server: _Server, stream: trio.abc.Stream) -> None:
 
 
 async def _serve_requests(server: _Server, conn: _Connection) -> None:
-    while not (conn.broken or conn.eof):
+    # After the client's end of input (a half-close), the requests it sent before are still
+    # served: only what was read is left to parse.
+    while not conn.broken and not (conn.eof and not conn.buffer):
         try:
             parsed = await _next_head(conn, server)
         except HeadRejected as refusal:

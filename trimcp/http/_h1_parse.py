@@ -30,6 +30,7 @@ from typing import Final, NoReturn, final
 from urllib.parse import unquote_to_bytes
 
 __all__ = [
+    "BARE_LF",
     "MAX_HEADERS",
     "MAX_HEAD_SIZE",
     "ChunkedDecoder",
@@ -50,9 +51,16 @@ _TCHARS: Final = b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJ
 # Field values: visible characters, spaces and tabs, and obs-text; no CR, LF, NUL or other
 # controls.
 _VCHARS: Final = bytes(range(0x21, 0x7F)) + bytes(range(0x80, 0x100)) + b" \t"
-_TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")
+# The request target: visible ASCII only (RFC 9112 section 3.2 builds it from URI
+# characters; raw non-ASCII bytes are refused, as by h11).
+_TARGET = re.compile(rb"[\x21-\x7e]+")
 _VERSIONS: Final = {b"HTTP/1.1": "1.1", b"HTTP/1.0": "1.0"}
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+
+
+# RFC 9112 section 2.2 lets a server take a bare LF as a line end, and h11 does: a front end
+# may frame such a head differently, so it is refused, never read on to the next CRLF.
+BARE_LF: Final = "a line of the request head ends in a bare LF, not CRLF"
 
 
 @final
@@ -120,6 +128,8 @@ def _split_target(target: bytes, method: bytes) -> tuple[bytes, bytes]:
 
 def _request_line(line: bytes) -> tuple[bytes, bytes, str]:
     parts = line.split(b" ")
+    if b"\n" in line:
+        raise HeadRejected(400, BARE_LF)
     if len(parts) != 3:
         raise HeadRejected(
             400, "the request line must be 'METHOD /path HTTP/1.1', separated by single spaces"
@@ -156,6 +166,8 @@ def _fields(block: bytes) -> list[tuple[bytes, bytes]]:
 
 def _refuse_field(line: bytes) -> NoReturn:
     """Raise the refusal that says what is wrong with a field line ``_fields`` rejected."""
+    if b"\n" in line:
+        raise HeadRejected(400, BARE_LF)
     name, colon, _ = line.partition(b":")
     if not colon:
         raise HeadRejected(400, f"the header line {line[:60]!r} has no ':'")
@@ -203,7 +215,9 @@ def _content_length_of(version: str, control: dict[bytes, list[bytes]]) -> int |
             raise HeadRejected(
                 400, "a request may not have both Transfer-Encoding and Content-Length"
             )
-        if _tokens(codings) != [b"chunked"]:
+        # Exactly one field whose value is exactly "chunked", as h11 requires: a list such
+        # as ", chunked" or two fields are read differently by different parsers.
+        if len(codings) != 1 or codings[0].lower() != b"chunked":
             raise HeadRejected(501, "only 'Transfer-Encoding: chunked' is supported")
         return None
     return _content_length(lengths) if lengths else 0
@@ -213,7 +227,9 @@ def _split_head(head: bytes) -> tuple[bytes, bytes]:
     """Return the request line and the field lines (each with its CRLF) of ``head``."""
     if len(head) > MAX_HEAD_SIZE:
         raise HeadRejected(431, f"the request head is larger than {MAX_HEAD_SIZE} bytes")
-    # RFC 9112 section 2.2: ignore empty lines before the request line.
+    # RFC 9112 section 2.2: a server SHOULD ignore at least one empty line before the
+    # request line (clients send a CRLF after a POST body). h11 refuses them instead; it is
+    # a deliberate difference, and no framing depends on it: the lines carry nothing.
     start = 0
     while head.startswith(b"\r\n", start):
         start += 2
@@ -238,7 +254,8 @@ def parse_head(head: bytes) -> RequestHead:
     for name, value in headers:
         if name in _CONTROL:
             control.setdefault(name, []).append(value)
-    if version == "1.1" and len(control.get(b"host", ())) != 1:
+    hosts = len(control.get(b"host", ()))
+    if hosts > 1 or (version == "1.1" and hosts != 1):
         raise HeadRejected(400, "an HTTP/1.1 request needs exactly one Host header")
     content_length = _content_length_of(version, control)
     options = _tokens(control.get(b"connection", []))
@@ -266,35 +283,89 @@ def parse_head(head: bytes) -> RequestHead:
     )
 
 
+#: Bytes a chunk-size line (the size and its extensions) may take; more is refused.
+MAX_CHUNK_LINE: Final = 4096
+#: Bytes the trailer section of a chunked body may take (h11's bound for an incomplete
+#: event); more is refused with 431.
+MAX_TRAILERS: Final = 16 * 1024
+
+# RFC 9112 section 7.1.1: chunk-size [ chunk-ext ] CRLF, where
+#   chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+#   chunk-ext-val = token / quoted-string
+# Deliberately stricter than the RFC in one place, as h11 is: no whitespace between the size
+# and the first ";" (h11 refuses "2 ;x"; a front end and trimcp must never disagree on where
+# a chunk starts). Whitespace after the last extension (or the size) is accepted, as by h11.
+# The line was cut at its CRLF, so a bare CR or LF inside it fails the match.
+_TOKEN_CLASS: Final = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_QUOTED: Final = rb'"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*"'
+_CHUNK_LINE = re.compile(
+    rb"([0-9A-Fa-f]{1,16})(?:;[ \t]*%b(?:[ \t]*=[ \t]*(?:%b|%b))?[ \t]*)*[ \t]*"
+    % (_TOKEN_CLASS, _TOKEN_CLASS, _QUOTED)
+)
+_LONG_SIZE_LINE: Final = (400, f"a chunk-size line is longer than {MAX_CHUNK_LINE} bytes")
+_LARGE_TRAILERS: Final = (431, f"the trailer section is larger than {MAX_TRAILERS} bytes")
+#: Fields that frame a message: never allowed in a trailer section (RFC 9110 section 6.5.1).
+_FRAMING: Final = frozenset((b"content-length", b"transfer-encoding"))
+
+
+def _line_end(view: memoryview, at: int, end: int, limit: int, too_long: tuple[int, str]) -> int:
+    """Return where the CRLF-ended line starting at ``at`` ends (its CR), or -1 if incomplete.
+
+    Raises:
+        HeadRejected: the line ends in a bare LF (RFC 9112 section 7.1 frames chunks with
+            CRLF only; a front end that accepts a bare LF would see different chunks), or
+            ``too_long`` when the line is longer than ``limit``.
+    """
+    window = bytes(view[at : min(end, at + limit + 2)])
+    newline = window.find(b"\n")
+    if newline < 0:
+        if len(window) > limit:
+            raise HeadRejected(*too_long)
+        return -1
+    if newline == 0 or window[newline - 1] != 0x0D:
+        raise HeadRejected(400, "a line of the chunked body ends in a bare LF instead of CRLF")
+    if newline - 1 > limit:
+        raise HeadRejected(*too_long)
+    return at + newline - 1
+
+
 @final
 class ChunkedDecoder:
     """Undoes ``Transfer-Encoding: chunked``: feed bytes, take body pieces, see ``done``.
 
     ``feed`` returns the body bytes it could decode and how many input bytes it used; the
     caller keeps the rest (an incomplete chunk header, or the next request after the end).
-    Chunk extensions and trailer fields are read and dropped; a chunk header or trailer
-    section longer than ``MAX_HEAD_SIZE`` is refused.
+    Everything is checked as strictly as h11 checks it, or more (RFC 9112 section 7.1):
+    chunk-size lines (hex digits, then well-formed extensions, which are dropped), the CRLF
+    after each chunk's data, and the trailer section, whose lines must be header fields (not
+    framing ones) and which ends only at an empty CRLF line. Bare LFs are refused anywhere.
+    A chunk-size line longer than ``MAX_CHUNK_LINE`` or a trailer section longer than
+    ``MAX_TRAILERS`` (or with more than ``MAX_HEADERS`` fields) is refused.
     """
 
-    __slots__ = ("_left", "_state", "done")
+    __slots__ = ("_fields", "_left", "_state", "_trailer_bytes", "done")
 
     def __init__(self) -> None:
         self.done = False
         self._state = "size"  # "size" | "data" | "data-end" | "trailer"
         self._left = 0
+        self._trailer_bytes = 0
+        self._fields = 0
 
     def feed(self, data: bytes | bytearray | memoryview) -> tuple[bytes, int]:
         """Decode from ``data``; return ``(body bytes, input bytes consumed)``.
 
         Raises:
-            HeadRejected: the chunked framing is malformed (400).
+            HeadRejected: the chunked framing is malformed (400) or its trailer section is
+                too large (431).
         """
         view = memoryview(data)
         pieces: list[bytes] = []
         at = 0
         end = len(view)
         while at < end and not self.done:
-            if self._state == "data":
+            state = self._state
+            if state == "data":
                 take = min(self._left, end - at)
                 pieces.append(bytes(view[at : at + take]))
                 at += take
@@ -302,26 +373,53 @@ class ChunkedDecoder:
                 if self._left == 0:
                     self._state = "data-end"
                 continue
-            line_end = bytes(view[at : min(end, at + MAX_HEAD_SIZE + 2)]).find(b"\r\n")
-            if line_end < 0:
-                if end - at > MAX_HEAD_SIZE:
-                    raise HeadRejected(400, "a chunk header or trailer line is too long")
-                break
-            line = bytes(view[at : at + line_end])
-            at += line_end + 2
-            if self._state == "data-end":
-                if line:
-                    raise HeadRejected(400, "a chunk's data is longer than its size says")
+            if state == "data-end":
+                ending = bytes(view[at : at + 2])
+                if ending != b"\r\n"[: len(ending)]:
+                    raise HeadRejected(
+                        400, "a chunk's data is not followed by CRLF (its size does not match)"
+                    )
+                if len(ending) < 2:
+                    break
+                at += 2
                 self._state = "size"
-            elif self._state == "size":
+                continue
+            if state == "size":
+                line_end = _line_end(view, at, end, MAX_CHUNK_LINE, _LONG_SIZE_LINE)
+            else:
+                left = MAX_TRAILERS - self._trailer_bytes
+                line_end = _line_end(view, at, end, left, _LARGE_TRAILERS)
+            if line_end < 0:
+                break
+            line = bytes(view[at:line_end])
+            at = line_end + 2
+            if state == "size":
                 self._size_line(line)
-            elif not line:  # trailer section ends with an empty line
-                self.done = True
+            else:
+                self._trailer_line(line)
         return b"".join(pieces), at
 
     def _size_line(self, line: bytes) -> None:
-        size = line.partition(b";")[0].strip(b" \t")
-        if not _HEX.fullmatch(size):
-            raise HeadRejected(400, f"the chunk size {size[:20]!r} is not a hexadecimal number")
-        self._left = int(size, 16)
+        match = _CHUNK_LINE.fullmatch(line)
+        if match is None:
+            if not _HEX.match(line):
+                raise HeadRejected(400, f"the chunk size {line[:20]!r} is not a hexadecimal number")
+            raise HeadRejected(400, f"the chunk-size line {line[:60]!r} is malformed")
+        self._left = int(match.group(1), 16)
         self._state = "data" if self._left else "trailer"
+
+    def _trailer_line(self, line: bytes) -> None:
+        if not line:  # the trailer section ends with an empty line
+            self.done = True
+            return
+        self._trailer_bytes += len(line) + 2
+        self._fields += 1
+        if self._trailer_bytes > MAX_TRAILERS:
+            raise HeadRejected(*_LARGE_TRAILERS)
+        if self._fields > MAX_HEADERS:
+            raise HeadRejected(431, f"more than {MAX_HEADERS} trailer fields")
+        name, colon, value = line.partition(b":")
+        if not colon or not name or name.translate(None, _TCHARS) or value.translate(None, _VCHARS):
+            _refuse_field(line)
+        if name.lower() in _FRAMING:
+            raise HeadRejected(400, f"the trailer section may not contain {name.decode('latin-1')}")
