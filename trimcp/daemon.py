@@ -51,7 +51,7 @@ import trio
 from trimcp.actors import SHUTDOWN, whereis
 from trimcp.config import setting_error
 from trimcp.errors import SessionLimitReached
-from trimcp.http import HttpOptions, http_listener_spec
+from trimcp.http import H1Settings, HttpOptions, http_listener_spec
 from trimcp.notify import NotificationHub
 from trimcp.server import MCPServer
 from trimcp.sessions import (
@@ -432,6 +432,13 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
             http_listener_spec(
                 handler,
                 engine=http.engine,
+                connections=H1Settings(
+                    max_connections=http.max_connections,
+                    keep_alive_timeout=http.keep_alive_timeout,
+                    head_timeout=http.head_timeout,
+                    body_timeout=http.body_timeout,
+                    min_body_rate=http.min_body_rate,
+                ),
                 host=http.host,
                 port=http.port,
                 options=http_options,

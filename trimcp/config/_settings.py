@@ -235,6 +235,11 @@ class HttpSettings:
         allowed_origins: ``Origin`` header patterns accepted.
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients.
         engine: the HTTP server: ``"trimcp"`` (its own HTTP/1.1 server) or ``"hypercorn"``.
+        max_connections: open connections at most (the idle ones give way first).
+        keep_alive_timeout: seconds an idle connection is kept for its next request.
+        head_timeout: seconds a whole request head may take to arrive.
+        body_timeout / min_body_rate: a body must arrive within ``body_timeout`` seconds
+            plus one second per ``min_body_rate`` bytes of it.
     """
 
     enabled: bool = field(default=False, metadata=spec(meaning="serve MCP over HTTP"))
@@ -295,6 +300,29 @@ class HttpSettings:
     engine: HttpEngine = field(
         default="trimcp",
         metadata=spec(meaning="the HTTP server: trimcp's own HTTP/1.1 server, or hypercorn"),
+    )
+    max_connections: int = field(
+        default=1024,
+        metadata=spec(meaning="open HTTP connections at most", check=at_least(1)),
+    )
+    keep_alive_timeout: float = field(
+        default=30.0,
+        metadata=spec(meaning="seconds an idle connection is kept open", check=above(0)),
+    )
+    head_timeout: float = field(
+        default=10.0,
+        metadata=spec(meaning="seconds a whole request head may take", check=above(0)),
+    )
+    body_timeout: float = field(
+        default=30.0,
+        metadata=spec(
+            meaning="seconds a request body may take, plus its size at min_body_rate",
+            check=above(0),
+        ),
+    )
+    min_body_rate: int = field(
+        default=64 * 1024,
+        metadata=spec(meaning="bytes per second a request body must arrive at", check=at_least(1)),
     )
 
 

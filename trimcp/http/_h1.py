@@ -20,10 +20,15 @@ same port. This module does exactly that, in one task per connection:
 
 What the application sees is plain ASGI 3 (``http`` and ``websocket`` scopes, no lifespan:
 the application's life is its supervisor's business). Limits and the refusals of malformed
-requests (400 / 431 / 501 / 505, then the connection is closed) are in ``_h1_parse.py``;
-connections idle past ``keep_alive_timeout`` and heads that take longer than
-``read_timeout`` to arrive are closed. ``serve_h1`` stops gracefully: it stops accepting,
-closes idle connections at once, and gives requests in progress ``graceful_timeout`` seconds.
+requests (400 / 431 / 501 / 505, then the connection is closed) are in ``_h1_parse.py``.
+Slow and greedy clients are bounded (``H1Settings``): a connection idle past
+``keep_alive_timeout`` is closed; a whole head must arrive within ``head_timeout`` and a
+whole body within ``body_timeout`` plus its size at ``min_body_rate`` (else 408), however
+the bytes trickle in; at ``max_connections`` the connection idle the longest gives way to a
+newcomer, and with none idle the newcomer is closed at once. HTTP/1.0 clients get no
+chunked coding (a streamed body ends with the connection) and keep-alive only when they ask.
+``serve_h1`` stops gracefully: it stops accepting, closes idle connections at once, and
+gives requests in progress ``graceful_timeout`` seconds.
 """
 
 from __future__ import annotations

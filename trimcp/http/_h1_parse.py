@@ -5,21 +5,26 @@ and including the empty line) into a ``RequestHead``, or raises ``HeadRejected``
 status to answer and a plain sentence saying what was wrong. ``ChunkedDecoder`` undoes
 ``Transfer-Encoding: chunked``. ``_h1.py`` does the reading and writing.
 
-Why not h11: it is correct and general, and it costs more CPU per request than the whole
-MCP exchange should (bench/RESULTS.md: parsing one response with h11 ~160 µs). This parser
-only serves requests, accepts exactly what RFC 9112 requires a server to accept, and refuses
-what it may refuse — the ambiguous framings used for request smuggling first of all:
+Why not h11 for the heads: on this machine h11 costs several times this parser's CPU per
+request (``bench/http_framing.py`` measures both in one run; bench/RESULTS.md). This parser
+only serves requests and frames every input as h11 does or refuses it —
+tests/http/test_h1_differential.py feeds both a corpus of smuggling shapes and Hypothesis
+mutations of valid requests and fails on any difference. Where it is stricter than h11,
+RFC 9112 allows the choice:
 
 * a header field line starting with whitespace (obsolete line folding) -> 400;
 * whitespace between a field name and its colon -> 400;
 * ``Content-Length`` that is not all digits, or several with different values -> 400;
-* ``Transfer-Encoding`` together with ``Content-Length`` -> 400; a transfer coding other than
-  a final ``chunked`` -> 501; ``Transfer-Encoding`` in an HTTP/1.0 request -> 400;
-* an HTTP/1.1 request without exactly one ``Host`` -> 400;
-* control characters (CR, LF, NUL) inside a field value -> 400.
+* ``Transfer-Encoding`` together with ``Content-Length`` -> 400; anything but exactly one
+  ``Transfer-Encoding: chunked`` -> 501; ``Transfer-Encoding`` in an HTTP/1.0 request -> 400;
+* an HTTP/1.1 request without exactly one ``Host`` (any request with more than one) -> 400;
+* control characters inside a field value, a bare LF anywhere, bytes outside visible
+  ASCII in the request target -> 400;
+* chunk-size lines checked against the RFC's grammar (extensions included), trailers parsed
+  as header fields (no framing fields among them) and bounded -> 400 / 431.
 
-tests/http/test_h1_parse.py checks these rules, and compares the parse of generated valid
-requests with h11's.
+The one place it is more lenient: empty lines before a request line are skipped (RFC 9112
+section 2.2 says a server SHOULD); h11 refuses them. They frame nothing.
 """
 
 from __future__ import annotations

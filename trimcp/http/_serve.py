@@ -18,6 +18,7 @@ offers (HTTP/2, TLS termination in-process, its ``Config`` options).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import typing
@@ -45,6 +46,9 @@ __all__ = ["ENGINES", "HttpListener", "ListenerSettings", "http_listener_spec", 
 ENGINES: typing.Final = ("trimcp", "hypercorn")
 
 logger = logging.getLogger(__name__)
+
+#: Bytes of chunk framing and trailers a chunked POST may carry beyond ``max_body_size``.
+_FRAMING_ALLOWANCE: typing.Final = 64 * 1024
 
 
 @typing.final
@@ -83,10 +87,14 @@ class ListenerSettings(typing.TypedDict, total=False):
     endpoint's ``HttpOptions``; ``limits`` the session manager's ``SessionLimits``;
     ``session_options`` each session's (default: the handler's ``session_options``);
     ``store`` the SSE event store (default: an in-memory one sized by ``options``);
-    ``engine`` the HTTP server, ``"trimcp"`` (default) or ``"hypercorn"`` (module docstring).
+    ``engine`` the HTTP server, ``"trimcp"`` (default) or ``"hypercorn"`` (module docstring);
+    ``connections`` how trimcp's HTTP/1.1 server treats connections (``H1Settings``: head and
+    body deadlines, idle keep-alive, the connection limit; its message and body limits are
+    taken from ``session_options`` and ``options``).
     """
 
     engine: typing.Literal["trimcp", "hypercorn"]
+    connections: H1Settings
     host: str
     port: int
     options: HttpOptions
@@ -124,6 +132,7 @@ def http_listener_spec(
         holder[:] = [manager]
         return manager
 
+    connections = settings.get("connections") or H1Settings()
     engine = settings.get("engine", "trimcp")
     if engine not in ENGINES:
         raise ValueError(f"unknown HTTP engine {engine!r}; choose one of {', '.join(ENGINES)}")
@@ -140,7 +149,13 @@ def http_listener_spec(
                 config.websocket_max_message_size = per_session.max_message_size
                 binds = typing.cast("list[str]", await nursery.start(serve, app, config))
             else:
-                binds = await _start_h1(nursery, app, host, port, per_session.max_message_size)
+                h1 = dataclasses.replace(
+                    connections,
+                    max_message_size=per_session.max_message_size,
+                    # The chunked bytes on the wire: the body limit plus room for framing.
+                    max_body_size=options.max_body_size + _FRAMING_ALLOWANCE,
+                )
+                binds = await _start_h1(nursery, app, host, port, h1)
             urls = [bind.rstrip("/") + options.path for bind in binds]
             logger.info("MCP over Streamable HTTP at %s", ", ".join(urls))
             listener = HttpListener(urls, manager)
@@ -156,11 +171,10 @@ def http_listener_spec(
 
 
 async def _start_h1(
-    nursery: trio.Nursery, app: McpHttpApp, host: str, port: int, max_message_size: int
+    nursery: trio.Nursery, app: McpHttpApp, host: str, port: int, settings: H1Settings
 ) -> list[str]:
     """Bind ``host:port``, serve ``app`` with ``serve_h1``; return the bound base URLs."""
     listeners = await trio.open_tcp_listeners(port, host=host)
-    settings = H1Settings(max_message_size=max_message_size)
     await nursery.start(functools.partial(serve_h1, app, listeners, settings=settings))
     binds = []
     for listener in listeners:
