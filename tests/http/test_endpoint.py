@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import typing
 
@@ -97,12 +98,15 @@ async def test_refusals_have_the_right_status_and_create_nothing() -> None:
         url = listener.url
         session = await handshake(client, url)
         ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
-        cases: list[tuple[int, int | None, dict[str, object]]] = [
-            (400, None, {"body": ping}),  # no session id
-            (404, None, {"body": ping, "session": "no-such-session"}),
+        # (status, JSON-RPC code, the error's id, request): once the body parsed, the error
+        # answers its request; before that (headers, size, unparsable body) its id is null.
+        cases: list[tuple[int, int | None, int | None, dict[str, object]]] = [
+            (400, None, 9, {"body": ping}),  # no session id
+            (404, None, 9, {"body": ping, "session": "no-such-session"}),
             (
                 400,
                 None,
+                9,
                 {
                     "body": ping,
                     "session": session,
@@ -112,30 +116,33 @@ async def test_refusals_have_the_right_status_and_create_nothing() -> None:
             (
                 406,
                 None,
+                None,
                 {"body": ping, "session": session, "headers": {"accept": "application/json"}},
             ),
             (
                 415,
                 None,
+                None,
                 {"body": ping, "session": session, "headers": {"content-type": "text/plain"}},
             ),
-            (413, None, {"body": {**INITIALIZE, "pad": "x" * 2000}}),
-            (400, -32700, {"body": b"{not json"}),
-            (400, -32600, {"body": []}),
+            (413, None, None, {"body": {**INITIALIZE, "pad": "x" * 2000}}),
+            (400, -32700, None, {"body": b"{not json"}),
+            (400, -32600, None, {"body": []}),
             (
                 400,
                 -32600,
+                None,
                 {"body": {"jsonrpc": "2.0", "id": None, "method": "ping"}, "session": session},
             ),
-            (403, None, {"body": INITIALIZE, "headers": {"origin": "https://evil.example"}}),
-            (421, None, {"body": INITIALIZE, "headers": {"host": "evil.example"}}),
+            (403, None, None, {"body": INITIALIZE, "headers": {"origin": "https://evil.example"}}),
+            (421, None, None, {"body": INITIALIZE, "headers": {"host": "evil.example"}}),
         ]
-        for status, code, request in cases:
+        for status, code, request_id, request in cases:
             answer = await post(client, url, **request)  # type: ignore[arg-type]
             assert answer.status == status, (request, answer.messages)
             error = answer.messages[0]["error"]
             assert error["message"]
-            assert "id" in answer.messages[0]
+            assert answer.messages[0]["id"] == request_id, (request, answer.messages)
             if code is not None:
                 assert error["code"] == code
         put = await client.put(url, content=b"{}", headers={"content-type": "application/json"})
@@ -163,6 +170,94 @@ async def test_requests_before_initialized_notification_and_wrong_phase() -> Non
             session=session,
         )
         assert unknown.message["error"]["code"] == -32601
+
+
+async def test_initialize_on_an_existing_session_is_refused_with_its_id() -> None:
+    async with running() as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        again = await post(client, listener.url, {**INITIALIZE, "id": "init-2"}, session=session)
+        assert again.status == 400
+        assert "mcp-session-id" not in again.headers
+        (refusal,) = again.messages
+        assert refusal["id"] == "init-2"
+        assert refusal["error"]["code"] == -32600
+        assert "already initialized" in refusal["error"]["message"]
+        # A session id the server does not know is 404 for initialize too (the client
+        # starts over without the header), and a malformed one 400.
+        unknown = await post(client, listener.url, {**INITIALIZE, "id": 3}, session="gone")
+        assert (unknown.status, unknown.messages[0]["id"]) == (404, 3)
+        bad = await post(client, listener.url, INITIALIZE, headers={"mcp-session-id": "x" * 300})
+        assert (bad.status, bad.messages[0]["id"]) == (400, 0)
+        # The session is untouched and still the only one.
+        assert len(listener.manager.table) == 1
+        ping = await post(
+            client, listener.url, {"jsonrpc": "2.0", "id": 4, "method": "ping"}, session=session
+        )
+        assert ping.message == {"jsonrpc": "2.0", "id": 4, "result": {}}
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2024-11-05"])
+async def test_a_batch_is_refused_outside_2025_03_26(version: str) -> None:
+    server = build_server()
+    called: list[str] = []
+
+    @server.tool()
+    def record(text: str) -> str:
+        called.append(text)
+        return text
+
+    async with running(server) as listener, httpx.AsyncClient() as client:
+        params = {**INITIALIZE["params"], "protocolVersion": version}  # type: ignore[dict-item]
+        first = await post(client, listener.url, {**INITIALIZE, "params": params})
+        assert first.message["result"]["protocolVersion"] == version
+        session = first.headers["mcp-session-id"]
+        headers = {"mcp-protocol-version": version}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await post(client, listener.url, note, session=session, headers=headers)
+        batches = [
+            [call(1, "record", {"text": "a"}), call(2, "record", {"text": "b"})],
+            [call(3, "record", {"text": "c"})],
+            [{"jsonrpc": "2.0", "method": "notifications/initialized"}],
+        ]
+        for batch in batches:
+            answer = await post(client, listener.url, batch, session=session, headers=headers)
+            assert answer.status == 400, answer.messages
+            (refusal,) = answer.messages
+            assert refusal["id"] is None  # a batch is no one request
+            assert refusal["error"]["code"] == -32600
+            assert "batching" in refusal["error"]["message"]
+            assert version in refusal["error"]["message"]
+        assert called == []  # nothing of a refused batch reached the session
+        # The same calls one per POST are served.
+        single = await post(
+            client, listener.url, call(4, "record", {"text": "d"}), session=session, headers=headers
+        )
+        assert single.message["result"]["content"] == [{"type": "text", "text": "d"}]
+        assert called == ["d"]
+
+
+async def test_a_request_already_in_flight_is_refused_with_its_id() -> None:
+    server = build_server()
+    started = trio.Event()
+
+    @server.tool()
+    async def wait() -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    async with running(server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        async with trio.open_nursery() as nursery:
+            waiting = functools.partial(post, session=session)
+            nursery.start_soon(waiting, client, listener.url, call(7, "wait", {}))
+            with trio.fail_after(5):
+                await started.wait()
+            twin = await post(client, listener.url, call(7, "echo", {"text": "x"}), session=session)
+            assert twin.status == 400
+            assert twin.messages[0]["id"] == 7
+            assert "already in flight" in twin.messages[0]["error"]["message"]
+            await client.delete(listener.url, headers={"mcp-session-id": session})
 
 
 async def test_get_stream_carries_list_changed() -> None:

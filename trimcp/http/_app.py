@@ -8,7 +8,9 @@ throughput (ARCHITECTURE.md, performance budget).
 
 Order of checks for every request, so a refused request never creates a session or touches
 one: path (404), Host/Origin (421/403, DNS-rebinding protection), method (405), headers
-(406/415), body size (413), body outline (400), session id (400/404), protocol version (400).
+(406/415), body size (413), body outline (400), session id (400/404; ``initialize`` on an
+existing session is 400), protocol version (400), a batch outside 2025-03-26 (400). Once the
+body parsed, the JSON-RPC error of a refusal carries the id of the request it refuses.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from trimcp.http._checks import (
 )
 from trimcp.http._legacy import LegacySseStream
 from trimcp.http._stream import HttpSessionStream, ResponseStream, peek_id
-from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode
+from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode, features
 from trimcp.sessions import ConnectionBound
 from trimcp.transports import (
     CloseCode,
@@ -252,11 +254,30 @@ class McpHttpApp:
         check_content_type(headers.get("content-type"))
         body = await _read_body(headers, receive, self._options.max_body_size)
         outline = read_post_body(body)
+        try:
+            await self._post_outlined(headers, outline, receive, send)
+        except HttpRefusal as refusal:
+            # The body parsed, so a refusal answers its request: JSON-RPC 2.0 (section 5)
+            # leaves an error's id null only when it could not be found.
+            refusal.answers(outline.request_id)
+            raise
+
+    async def _post_outlined(
+        self, headers: Headers, outline: PostBody, receive: Receive, send: Send
+    ) -> None:
         if self._options.stateless:
             await self._stateless(headers, outline, receive, send)
             return
         if outline.initialize:
-            await self._initialize(body, outline.request_ids, send)
+            if headers.get("mcp-session-id") is not None:
+                self._session(headers)  # 400 if malformed, 404 if unknown: as for any request
+                raise HttpRefusal(
+                    400,
+                    "Bad Request: this session is already initialized; initialize comes once "
+                    "per session. To start a new session, send initialize without an "
+                    "MCP-Session-Id header",
+                )
+            await self._initialize(outline.raw, outline.request_ids, send)
             return
         record = self._session(headers)
         stream = typing.cast("HttpSessionStream", record.stream)
@@ -274,6 +295,14 @@ class McpHttpApp:
         version = check_protocol_version(
             headers.get("mcp-protocol-version"), stream.protocol_version
         )
+        negotiated = stream.protocol_version or version
+        if outline.batch and not features(negotiated).batching:
+            raise HttpRefusal(
+                400,
+                f"Invalid Request: JSON-RPC batching (an array of messages in one body) is not "
+                f"part of protocol version {negotiated}, only of 2025-03-26; send each message "
+                "in a POST of its own",
+            )
         if not outline.request_ids:
             await self._feed(stream, body)
             await _send_fixed(send, 202, b"", [])
@@ -292,7 +321,7 @@ class McpHttpApp:
         if not self._options.json_response:
             # The priming event is stored before the session sees the body, so its id comes
             # before every id of the answer: resuming from it loses nothing.
-            head = await self._priming(response, stream.protocol_version or version)
+            head = await self._priming(response, negotiated)
         try:
             await self._feed(stream, body)
         except HttpRefusal:

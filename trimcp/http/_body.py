@@ -37,6 +37,13 @@ class PostBody:
     batch: bool
     initialize: bool
 
+    @property
+    def request_id(self) -> RequestId | None:
+        """The id of the one request the body is, or None (a batch, no request)."""
+        if self.batch or not self.request_ids:
+            return None
+        return self.request_ids[0]
+
 
 def _request_id(message: dict[str, object]) -> RequestId | None:
     if "method" not in message or "id" not in message:

@@ -3,8 +3,8 @@
 MCP 2025-11-25, Transports > Streamable HTTP (CHECKLIST §7.2): what the client must send
 (``Accept``, ``Content-Type``, ``MCP-Session-Id``, ``MCP-Protocol-Version``), and the status
 code for each way of getting it wrong. A refusal is an ``HttpRefusal``: the status, a
-JSON-RPC error without ``id`` for the body (the spec allows one on 4xx), and a message that
-says what to send instead. Nothing here does I/O, so Hypothesis can throw any header at it.
+JSON-RPC error for the body (the spec allows one on 4xx), and a message that says what to
+send instead. Nothing here does I/O, so Hypothesis can throw any header at it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from trimcp.protocol import SUPPORTED_VERSIONS, ErrorCode
 
 if typing.TYPE_CHECKING:
     from collections.abc import Iterable
+
+    from trimcp.protocol import RequestId
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
@@ -38,7 +40,12 @@ _MAX_SESSION_ID = 256
 
 @typing.final
 class HttpRefusal(Exception):
-    """An HTTP error answer: status, JSON-RPC error body (no ``id``) and extra headers."""
+    """An HTTP error answer: status, JSON-RPC error body and extra headers.
+
+    ``request_id`` is the id of the request the body carried, once the body was read and
+    was one request (``answers``); the error then answers it. Otherwise the error's ``id``
+    is null, as JSON-RPC 2.0 (section 5) has it when the id could not be found.
+    """
 
     def __init__(
         self,
@@ -53,11 +60,18 @@ class HttpRefusal(Exception):
         self.message = message
         self.code = code
         self.headers = headers
+        self.request_id: RequestId | None = None
+
+    def answers(self, request_id: RequestId | None) -> HttpRefusal:
+        """Make the error answer ``request_id`` (unless it already answers one); return self."""
+        if self.request_id is None:
+            self.request_id = request_id
+        return self
 
     def body(self) -> bytes:
-        """The JSON-RPC error response without an ``id`` (CHECKLIST §7.2.2)."""
+        """The JSON-RPC error response (CHECKLIST §7.2.2)."""
         error = {"code": self.code, "message": self.message}
-        return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+        return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
 
 
 @typing.final
