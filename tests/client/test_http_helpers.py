@@ -120,7 +120,8 @@ async def call_tool(
 RawHandler = Callable[[str, dict[str, str], bytes], Awaitable[bytes]]
 
 
-async def _read_request(stream: trio.SocketStream) -> tuple[str, dict[str, str], bytes] | None:
+async def read_request(stream: trio.SocketStream) -> tuple[str, dict[str, str], bytes] | None:
+    """Read one HTTP/1.1 request: method, lower-case headers, body (None if the peer left)."""
     buffer = bytearray()
     while b"\r\n\r\n" not in buffer:
         chunk = await stream.receive_some(65536)
@@ -149,7 +150,7 @@ async def raw_server(handler: RawHandler) -> AsyncIterator[str]:
 
     async def serve_one(stream: trio.SocketStream) -> None:
         async with stream:
-            request = await _read_request(stream)
+            request = await read_request(stream)
             if request is None:
                 return
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):

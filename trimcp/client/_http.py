@@ -9,8 +9,9 @@ Streamable HTTP:
   version the ``initialize`` result negotiated) once known, plus the configured headers;
 * each POST's answer is read in its own task (``_http_post.py``): the sender waits only for
   its status, never for an SSE stream that may last as long as a tool call;
-* after ``notifications/initialized``, the GET stream for server-initiated messages
-  (``_http_get.py``); SSE streams that end early are resumed with ``Last-Event-ID``
+* after ``notifications/initialized`` was accepted, the GET stream for server-initiated
+  messages is opened before anything else is sent (``_http_get.py``); SSE streams that end
+  early are resumed with GET and ``Last-Event-ID`` after the server's ``retry:``
   (``_http_sse.py``);
 * a 404 for the session raises ``SessionExpired`` and drops the session id: the session above
   sends ``initialize`` again on this same stream and retries;
@@ -60,7 +61,8 @@ DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 #: Seconds ``send_message`` waits for a request's HTTP status before handing the rest to the
 #: POST's task. A server answering ``application/json`` sends its status only with the
 #: result, so waiting longer would hold every later message behind a slow tool call; an
-#: error status (404 for an expired session) comes at once, well within this.
+#: error status (404 for an expired session) comes at once, well within this. Also how long
+#: ``notifications/initialized`` waits for the GET stream to open.
 DEFAULT_STATUS_WAIT: Final = 5.0
 
 # Seconds the DELETE of a session may take when the stream closes.
@@ -137,6 +139,10 @@ class HttpClientStream:
             handoff.detached = True
         if handoff.error is not None:
             raise handoff.error
+        if handoff.get_opened is not None:
+            # The GET stream opens before the first request leaves (``_http_get.py``).
+            with trio.move_on_after(self._status_wait):
+                await handoff.get_opened.wait()
 
     async def send_messages(self, messages: Sequence[bytes]) -> None:
         """POST each message in turn (MCP 2025-11-25 has no batches)."""

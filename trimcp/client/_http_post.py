@@ -4,7 +4,8 @@ The sender waits only for the answer's status (``Handoff``); reading the answer,
 be an SSE stream that lasts as long as a tool call, goes on in the task. What the status
 means is decided here:
 
-* 202, or any success for a notification or a response: nothing more to read.
+* 202, or any success for a notification or a response: nothing more to read; after
+  ``notifications/initialized``, the GET stream is started (``_http_get.py``).
 * ``application/json``: one message or a batch, delivered in order.
 * ``text/event-stream``: read (and resumed) by ``_http_sse.keep_reading``.
 * 404 for a request with a session id: ``SessionExpired``, raised to the sender (or, once
@@ -54,6 +55,9 @@ class Handoff:
         self.error: TransportBroken | None = None
         # The sender stopped waiting: failures go to the inbox instead.
         self.detached = False
+        # Set once the GET stream this POST started (after ``notifications/initialized``)
+        # has its answer; None if it started none.
+        self.get_opened: trio.Event | None = None
 
     def settle(self, error: TransportBroken | None = None) -> bool:
         """Hand ``error`` (or success) to a waiting sender; False if nobody waits any more."""
@@ -95,9 +99,9 @@ async def _post(
         if outline.initialize:
             link.session_id = response.headers.get("mcp-session-id") or None
         if not outline.request_ids or response.status_code == 202:
-            handoff.settle()
             if outline.initialized:
-                _start_get_stream(link)
+                handoff.get_opened = _start_get_stream(link)
+            handoff.settle()
             return
         if is_event_stream(response):
             handoff.settle()
@@ -118,11 +122,15 @@ def _initialize_id(outline: Outline) -> RequestId | None:
     return outline.request_ids[0] if outline.initialize else None
 
 
-def _start_get_stream(link: HttpLink) -> None:
+def _start_get_stream(link: HttpLink) -> trio.Event | None:
+    """Start the GET stream; return the event set once its first answer (or failure) came."""
     from ._http_get import run_get_stream  # the GET stream's module uses this one's helpers
 
-    if link.nursery is not None:
-        link.nursery.start_soon(run_get_stream, link)
+    if link.nursery is None:
+        return None
+    opened = trio.Event()
+    link.nursery.start_soon(run_get_stream, link, opened)
+    return opened
 
 
 async def _refused(  # noqa: PLR0913  # one answer's facts, each needed for the decision

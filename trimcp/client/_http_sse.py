@@ -54,12 +54,16 @@ class StreamState:
         expected: Iterable[RequestId] = (),
         initialize_id: RequestId | None = None,
         standalone: bool = False,
+        opened: trio.Event | None = None,
     ) -> None:
         self.decoder = SSEDecoder(max_event_size=link.max_message_size)
         self.seen = SeenIds()
         self.unanswered: set[RequestId] = set(expected)
         self.initialize_id = initialize_id
         self.standalone = standalone
+        # Set once a connection attempt got its answer (or failed): the stream is open,
+        # or will not be soon.
+        self.opened = opened
         # An event over the size limit was dropped (maybe the answer itself).
         self.dropped = False
 
@@ -127,11 +131,20 @@ async def keep_reading(link: HttpLink, state: StreamState, first: httpx.Response
 async def _reconnect(
     link: HttpLink, state: StreamState, session: str | None
 ) -> httpx.Response | str | None:
-    """GET the endpoint (with ``Last-Event-ID`` if there is one).
+    """GET the endpoint (with ``Last-Event-ID`` if there is one); then set ``state.opened``.
 
     Returns the open event stream, None for a failure worth another attempt, or a reason
     to stop (``""`` when the session expired and the reader has been told).
     """
+    outcome = await _connect(link, state, session)
+    if state.opened is not None:
+        state.opened.set()
+    return outcome
+
+
+async def _connect(
+    link: HttpLink, state: StreamState, session: str | None
+) -> httpx.Response | str | None:
     headers = link.headers(ACCEPT_SSE, last_event_id=state.decoder.last_event_id)
     request = new_request(link.client, "GET", link.url, headers)
     try:
