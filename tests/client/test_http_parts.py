@@ -1,4 +1,4 @@
-"""The HTTP client's pure parts: reconnect delays, replay dedupe, SSE decoding, JSON picks."""
+"""The HTTP client's pure parts: reconnect delays, replay dedupe, SSE decoding, JSON, slots."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from trimcp.client._http_json import (
     split_body,
 )
 from trimcp.client._http_resume import ReconnectPolicy, SeenIds, decode
+from trimcp.client._http_slots import Slots, SlotStatistics
 from trimcp.errors import EndpointNotFound, SessionExpired, SSEEventTooLarge
 from trimcp.transports import SSEDecoder, SSEEvent
 
@@ -58,6 +59,60 @@ def test_outline_finds_requests_and_the_handshake() -> None:
     )
     assert outline(batch).request_ids == ("a",)
     assert outline(b"not json").request_ids == ()
+
+
+def test_outline_finds_what_a_cancel_cancels() -> None:
+    cancel = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}'
+    assert outline(cancel).cancelled == "r"
+    assert outline(cancel.replace(b'"r"', b"7")).cancelled == 7
+    assert outline(cancel.replace(b'"r"', b"true")).cancelled is None
+    assert outline(b'{"jsonrpc":"2.0","method":"notifications/cancelled"}').cancelled is None
+    assert outline(b'{"jsonrpc":"2.0","id":1,"method":"ping"}').cancelled is None
+
+
+def test_slots_serve_waiters_in_arrival_order() -> None:
+    slots: Slots[str] = Slots(2)
+    assert slots.take("a")
+    assert slots.take("b")
+    assert not slots.take("c")
+    assert not slots.take("d")
+    assert not slots.take("e")
+    assert slots.statistics() == SlotStatistics(in_flight=2, waiting=3, limit=2)
+    assert slots.leave("d")  # withdrawn
+    assert not slots.leave("d")
+    assert not slots.leave("a")  # holds a slot: not in line
+    assert slots.release() == "c"
+    assert slots.release() == "e"
+    assert slots.release() is None
+    assert slots.statistics() == SlotStatistics(in_flight=1, waiting=0, limit=2)
+    with pytest.raises(ValueError, match="at least 1"):
+        Slots(0)
+
+
+@given(st.lists(st.sampled_from(["take", "release", "leave"]), max_size=60))
+def test_slots_never_exceed_the_limit_nor_leave_a_free_slot_unused(ops: list[str]) -> None:
+    limit = 3
+    slots: Slots[int] = Slots(limit)
+    holding: set[int] = set()
+    line: list[int] = []  # the model: who waits, in order
+    for number, op in enumerate(ops):
+        if op == "take":
+            if slots.take(number):
+                holding.add(number)
+            else:
+                line.append(number)
+        elif op == "release" and holding:
+            holding.pop()
+            waiter = slots.release()
+            assert waiter == (line.pop(0) if line else None)
+            if waiter is not None:
+                holding.add(waiter)
+        elif op == "leave" and line:
+            assert slots.leave(line.pop())
+        stats = slots.statistics()
+        assert stats == SlotStatistics(in_flight=len(holding), waiting=len(line), limit=limit)
+        assert stats.in_flight <= limit
+        assert not line or stats.in_flight == limit  # nobody waits while a slot is free
 
 
 def test_response_ids_and_the_negotiated_version() -> None:

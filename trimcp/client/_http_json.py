@@ -35,11 +35,13 @@ class Outline:
         request_ids: ids of the requests in it (answers to them are expected back).
         initialize: it is an ``initialize`` request.
         initialized: it is the ``notifications/initialized`` notification.
+        cancelled: the request a ``notifications/cancelled`` in it cancels (None: none).
     """
 
     request_ids: tuple[RequestId, ...] = ()
     initialize: bool = False
     initialized: bool = False
+    cancelled: RequestId | None = None
 
 
 def outline(data: bytes) -> Outline:
@@ -51,6 +53,7 @@ def outline(data: bytes) -> Outline:
     items = parsed if isinstance(parsed, list) else [parsed]
     ids: list[RequestId] = []
     initialize = initialized = False
+    cancelled: RequestId | None = None
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -60,7 +63,19 @@ def outline(data: bytes) -> Outline:
             ids.append(request_id)
             initialize = initialize or method == "initialize"
         initialized = initialized or method == "notifications/initialized"
-    return Outline(request_ids=tuple(ids), initialize=initialize, initialized=initialized)
+        if method == "notifications/cancelled":
+            cancelled = _cancelled_id(item.get("params"))
+    return Outline(
+        request_ids=tuple(ids),
+        initialize=initialize,
+        initialized=initialized,
+        cancelled=cancelled,
+    )
+
+
+def _cancelled_id(params: object) -> RequestId | None:
+    target = params.get("requestId") if isinstance(params, dict) else None
+    return target if _is_id(target) else None
 
 
 def _is_id(value: object) -> TypeGuard[RequestId]:
