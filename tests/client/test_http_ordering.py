@@ -2,7 +2,8 @@
 
 The GET stream is open before the first request leaves, and an answer stream the server
 closes is resumed with ``Last-Event-ID`` after its ``retry:`` (the conformance suite's
-``sse-retry`` scenario, made deterministic).
+``sse-retry`` scenario, made deterministic). A slow ``application/json`` answer holds back
+no other message; requests in flight are bounded, without holding back a cancel.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 import trio
+import trio.testing
 
 from tests.client.test_http_helpers import (
     answer_to,
@@ -24,10 +26,15 @@ from tests.client.test_http_helpers import (
     read_request,
     request,
 )
+from tests.http._client import build_server, running
 from trimcp.client._http import open_http_client_stream
+from trimcp.client._session import open_client_session
+from trimcp.http import HttpOptions
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+
+    from trimcp.server import MCPServer
 
 pytestmark = pytest.mark.slow
 
@@ -144,3 +151,105 @@ async def test_the_get_stream_opens_before_the_first_request_and_answers_are_res
     assert answer["result"]["content"][0]["text"] == "resumed"
     assert len(server.resumed_at) == 1  # resumed once, with Last-Event-ID: p0
     assert server.resumed_at[0] - server.answer_closed_at >= RETRY_MS / 1000
+
+
+class Log:
+    """What the ``hold`` tool did, in order; a test can wait for an entry."""
+
+    def __init__(self) -> None:
+        self.entries: list[str] = []
+        self._changed = trio.Event()
+
+    def add(self, entry: str) -> None:
+        self.entries.append(entry)
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_for(self, entry: str) -> None:
+        with trio.fail_after(5):
+            while entry not in self.entries:
+                await self._changed.wait()
+
+
+def holding_server(log: Log, release: trio.Event) -> MCPServer:
+    """``echo`` and ``slow``, plus ``hold``: runs until ``release``, logging start and end."""
+    server = build_server()
+
+    @server.tool()
+    async def hold(n: int) -> str:
+        log.add(f"start {n}")
+        try:
+            await release.wait()
+        finally:
+            log.add(f"end {n}")  # released, or cancelled by notifications/cancelled
+        return f"released {n}"
+
+    return server
+
+
+async def test_a_slow_json_answer_holds_back_no_other_message() -> None:
+    log = Log()
+    release = trio.Event()
+    options = HttpOptions(json_response=True)
+    async with (
+        running(holding_server(log, release), options) as listener,
+        open_http_client_stream(listener.url) as stream,
+        open_client_session(stream) as session,
+        trio.open_nursery() as nursery,
+    ):
+        slow = trio.CancelScope()
+
+        async def call_slow() -> None:
+            with slow:
+                await session.call_tool("hold", {"n": 1})
+
+        nursery.start_soon(call_slow)
+        await log.wait_for("start 1")
+        # Before: every later message waited up to 5 s for the slow call's HTTP status,
+        # which a JSON answer sends only with the result.
+        with trio.fail_after(1):
+            result = await session.call_tool("echo", {"text": "quick"})
+            await session.ping()
+        assert result.raw["content"][0]["text"] == "quick"
+        assert log.entries == ["start 1"]  # still in flight
+        slow.cancel()  # the session sends notifications/cancelled
+        await log.wait_for("end 1")
+        assert not release.is_set()  # ended by the cancel, not released
+
+
+async def test_requests_beyond_the_limit_wait_in_line_and_a_cancel_still_leaves() -> None:
+    log = Log()
+    release = trio.Event()
+    options = HttpOptions(json_response=True)
+    async with (
+        running(holding_server(log, release), options) as listener,
+        open_http_client_stream(listener.url, max_requests_in_flight=2) as stream,
+        open_client_session(stream) as session,
+        trio.open_nursery() as nursery,
+    ):
+        scopes = {n: trio.CancelScope() for n in (1, 2, 3, 4)}
+
+        async def call(n: int) -> None:
+            with scopes[n]:
+                await session.call_tool("hold", {"n": n})
+
+        nursery.start_soon(call, 1)
+        await log.wait_for("start 1")
+        nursery.start_soon(call, 2)
+        await log.wait_for("start 2")
+        nursery.start_soon(call, 3)
+        nursery.start_soon(call, 4)
+        await trio.testing.wait_all_tasks_blocked()
+        assert stream.statistics().waiting == 2
+        assert stream.statistics().in_flight == 2
+        scopes[4].cancel()  # withdrawn from the line: never sent
+        scopes[1].cancel()  # in flight: its cancel leaves at once, its slot goes to 3
+        await log.wait_for("start 3")
+        release.set()
+        await log.wait_for("end 3")
+        with trio.fail_after(5):
+            result = await session.call_tool("echo", {"text": "after"})  # behind 4, if sent
+        assert result.raw["content"][0]["text"] == "after"
+        assert stream.statistics().in_flight == 0
+    assert log.entries[:4] == ["start 1", "start 2", "end 1", "start 3"]
+    assert "start 4" not in log.entries

@@ -7,8 +7,17 @@ Streamable HTTP:
 * every message is its own POST (``Accept: application/json, text/event-stream``), carrying
   ``MCP-Session-Id`` (from the ``initialize`` answer) and ``MCP-Protocol-Version`` (the
   version the ``initialize`` result negotiated) once known, plus the configured headers;
-* each POST's answer is read in its own task (``_http_post.py``): the sender waits only for
-  its status, never for an SSE stream that may last as long as a tool call;
+* each POST runs in its own task (``_http_post.py``), independent of the others; at most
+  ``max_requests_in_flight`` requests at once, the next ones waiting in line in their tasks;
+* sending never waits for another message's answer, yet keeps the order that matters: a
+  message is written only after the one sent before it (a request waiting for a slot
+  aside; a cancel still waits for its request, or withdraws it), ``initialize`` waits for
+  its answer (it carries the session id), and a status that comes at once (202 to a
+  notification; a request's, from a server that answers with SSE streams) is waited for,
+  so the server has the message before the next one leaves and refusals such as an
+  expired session are raised to the sender. A server answering requests with
+  ``application/json`` sends the status only with the result: its requests are waited for
+  only until written (``send_message``);
 * after ``notifications/initialized`` was accepted, the GET stream for server-initiated
   messages is opened before anything else is sent (``_http_get.py``); SSE streams that end
   early are resumed with GET and ``Last-Event-ID`` after the server's ``retry:``
@@ -34,10 +43,11 @@ import trio
 from trimcp.errors import SessionExpired, TransportClosed
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
 
+from ._http_handoff import Handoff
 from ._http_inbox import Inbox
 from ._http_json import outline
 from ._http_link import HttpLink
-from ._http_post import Handoff, run_post
+from ._http_post import run_post
 from ._http_resume import ReconnectPolicy
 from ._http_wire import new_request, read_limited
 
@@ -46,8 +56,12 @@ if TYPE_CHECKING:
 
     from trimcp.errors import MessageTooLarge
 
+    from ._http_json import Outline, RequestId
+    from ._http_slots import SlotStatistics
+
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_REQUESTS_IN_FLIGHT",
     "DEFAULT_STATUS_WAIT",
     "HttpClientStream",
     "open_http_client_stream",
@@ -58,12 +72,20 @@ logger = logging.getLogger(__name__)
 #: Seconds to open a TCP (and TLS) connection to the server.
 DEFAULT_CONNECT_TIMEOUT: Final = 10.0
 
-#: Seconds ``send_message`` waits for a request's HTTP status before handing the rest to the
-#: POST's task. A server answering ``application/json`` sends its status only with the
-#: result, so waiting longer would hold every later message behind a slow tool call; an
-#: error status (404 for an expired session) comes at once, well within this. Also how long
-#: ``notifications/initialized`` waits for the GET stream to open.
-DEFAULT_STATUS_WAIT: Final = 5.0
+#: Seconds ``send_message`` waits for a status that should come at once: a notification's
+#: or a response's 202, a request's while the server answers with SSE streams, the GET
+#: stream's after ``notifications/initialized``. Then it goes on without it (the POST's task
+#: still handles it). Local servers answer within milliseconds; trimcp's own holds an SSE
+#: answer's status up to 50 ms for its first event. Until a server's first answer to a
+#: request shows whether it answers with JSON, a slow first request to a JSON server holds
+#: later messages this long, once.
+DEFAULT_STATUS_WAIT: Final = 0.25
+
+#: Requests whose POST may be in flight at once; later ones wait in line (not the sender).
+#: Each holds a connection while its answer lasts. Browsers allow 6 connections per host,
+#: too few for parallel tool calls; httpx's default pool allows 100, and the GET stream and
+#: resumptions need a few more.
+DEFAULT_MAX_REQUESTS_IN_FLIGHT: Final = 64
 
 # Seconds the DELETE of a session may take when the stream closes.
 _DELETE_TIMEOUT = 2.0
@@ -112,10 +134,19 @@ class HttpClientStream:
         """Return the messages received already, without waiting."""
         return self._link.inbox.ready()
 
-    async def send_message(self, data: bytes) -> None:
-        """POST one message; wait for its status, not for the rest of its answer.
+    def statistics(self) -> SlotStatistics:
+        """Return how many requests are in flight and how many wait for a slot."""
+        return self._link.slots.statistics()
 
-        Cancelling it mid-way leaves the POST running; its answer still arrives.
+    async def send_message(self, data: bytes) -> None:
+        """POST one message in a task of its own; return once it has left (module docstring).
+
+        Waits for the request to be written, and for a status expected at once
+        (``DEFAULT_STATUS_WAIT``), never for an answer that comes with a result. A request
+        beyond ``max_requests_in_flight`` returns at once and leaves when a slot frees. A
+        ``notifications/cancelled`` waits until its request has left; for a request still
+        waiting for a slot, neither is sent. Cancelling this mid-way leaves the POST
+        running; its answer still arrives.
         """
         if self._closed:
             raise TransportClosed("the HTTP client stream is closed")
@@ -127,14 +158,14 @@ class HttpClientStream:
             raise SessionExpired(
                 f"the server at {link.url} ended the session; send initialize to start a new one"
             )
+        if shape.cancelled is not None and not await self._before_cancel(shape.cancelled):
+            return
         handoff = Handoff()
+        if shape.request_ids:
+            link.track(shape.request_ids, handoff)
         self._nursery.start_soon(run_post, link, data, shape, handoff)
         try:
-            if shape.request_ids and not shape.initialize:
-                with trio.move_on_after(self._status_wait):
-                    await handoff.done.wait()
-            else:
-                await handoff.done.wait()
+            await self._wait(handoff, shape)
         finally:
             handoff.detached = True
         if handoff.error is not None:
@@ -143,6 +174,36 @@ class HttpClientStream:
             # The GET stream opens before the first request leaves (``_http_get.py``).
             with trio.move_on_after(self._status_wait):
                 await handoff.get_opened.wait()
+
+    async def _wait(self, handoff: Handoff, shape: Outline) -> None:
+        """Wait for as much of ``handoff`` as the message's place in the order needs."""
+        if shape.initialize:
+            await handoff.done.wait()  # its answer carries the session id later POSTs need
+            return
+        if shape.request_ids and not handoff.holds_slot:
+            return  # it waits in line in its task; the messages after it need not
+        link = self._link
+        if not (shape.request_ids and link.status_with_result):
+            with trio.move_on_after(self._status_wait):
+                await handoff.done.wait()
+                return
+            if shape.request_ids:
+                link.status_with_result = True  # not at once: likely only with the result
+        await handoff.sent.wait()
+
+    async def _before_cancel(self, request_id: RequestId) -> bool:
+        """Order a cancel after its request; False if the request is withdrawn instead.
+
+        MCP 2025-11-25, Cancellation: a cancel the server gets before its request is
+        ignored, and the request then runs to its end.
+        """
+        handoff = self._link.in_flight.get(request_id)
+        if handoff is None:
+            return True
+        if self._link.withdraw(handoff):
+            return False  # never sent: nothing for the server to cancel
+        await handoff.sent.wait()
+        return True
 
     async def send_messages(self, messages: Sequence[bytes]) -> None:
         """POST each message in turn (MCP 2025-11-25 has no batches)."""
@@ -216,6 +277,7 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
     status_wait: float = DEFAULT_STATUS_WAIT,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     reconnect: ReconnectPolicy | None = None,
+    max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
 ) -> AsyncIterator[HttpClientStream]:
     """Yield a ``MessageStream`` to the Streamable HTTP endpoint at ``url``; close it on exit.
 
@@ -224,13 +286,17 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
     ...; the transport's own headers win). ``read_timeout`` bounds silence on a connection
     (None: none; an SSE stream that times out is resumed). ``status_wait``: see
     ``DEFAULT_STATUS_WAIT``. ``max_message_size`` bounds one received message in bytes.
+    ``max_requests_in_flight``: see ``DEFAULT_MAX_REQUESTS_IN_FLIGHT``.
     Leaving the block runs ``aclose`` (DELETE of the session). An exception from the
     block is raised as is, not in an exception group.
 
     Raises:
-        ValueError: ``url`` is not an http:// or https:// URL with a host.
+        ValueError: ``url`` is not an http:// or https:// URL with a host, or
+            ``max_requests_in_flight`` is below 1.
     """
     check_http_url(url)
+    if max_requests_in_flight < 1:
+        raise ValueError("max_requests_in_flight must be at least 1")
     policy = reconnect or ReconnectPolicy()
     try:
         async with (
@@ -244,6 +310,7 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
                 headers=headers or {},
                 max_message_size=max_message_size,
                 policy=policy,
+                max_requests=max_requests_in_flight,
             )
             link.nursery = nursery
             stream = HttpClientStream(link, nursery, status_wait=status_wait)

@@ -1,7 +1,9 @@
 """One POSTed message and its answer, in a task of its own.
 
-The sender waits only for the answer's status (``Handoff``); reading the answer, which may
-be an SSE stream that lasts as long as a tool call, goes on in the task. What the status
+Every POST is independent: its task takes a slot if it is a request (``HttpLink.slots``;
+waiting for one there, not in the sender), writes the request, and reads the answer, which
+may be an SSE stream that lasts as long as a tool call, or ``application/json`` that comes
+only with the result. The sender waits at most for the status (``Handoff``). What the status
 means is decided here:
 
 * 202, or any success for a notification or a response: nothing more to read; after
@@ -19,7 +21,7 @@ means is decided here:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING
 
 import httpx
 import trio
@@ -35,10 +37,11 @@ from ._http_wire import close_response, new_request, read_limited
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from ._http_handoff import Handoff
     from ._http_json import Outline, RequestId
     from ._http_link import HttpLink
 
-__all__ = ["Handoff", "run_post"]
+__all__ = ["run_post"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,34 +49,23 @@ logger = logging.getLogger(__name__)
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
-@final
-class Handoff:
-    """The status of one POST, handed from its task to the sender while it still waits."""
-
-    def __init__(self) -> None:
-        self.done = trio.Event()
-        self.error: TransportBroken | None = None
-        # The sender stopped waiting: failures go to the inbox instead.
-        self.detached = False
-        # Set once the GET stream this POST started (after ``notifications/initialized``)
-        # has its answer; None if it started none.
-        self.get_opened: trio.Event | None = None
-
-    def settle(self, error: TransportBroken | None = None) -> bool:
-        """Hand ``error`` (or success) to a waiting sender; False if nobody waits any more."""
-        if self.detached or self.done.is_set():
-            return False
-        self.error = error
-        self.done.set()
-        return True
-
-
 async def run_post(link: HttpLink, data: bytes, outline: Outline, handoff: Handoff) -> None:
-    """POST ``data`` and deliver its answer (module docstring)."""
+    """POST ``data`` and deliver its answer (module docstring).
+
+    A request without a slot waits for one first (in arrival order), and is not sent at all
+    if it was withdrawn meanwhile. The slot is given back (or the place in line left), and
+    the request forgotten, however the task ends.
+    """
     with link.in_session() as scope:
         try:
-            await _post(link, data, outline, handoff, scope)
+            if handoff.slot_given is not None:
+                await handoff.slot_given.wait()
+            if not handoff.withdrawn:
+                await _post(link, data, outline, handoff, scope)
         finally:
+            if outline.request_ids:
+                link.give_back(handoff)
+                link.untrack(outline.request_ids, handoff)
             if scope.cancel_called and link.expired:  # another request found it expired
                 handoff.settle(SessionExpired(f"the server at {link.url} ended the session"))
             handoff.settle()
@@ -84,7 +76,7 @@ async def _post(
 ) -> None:
     session = link.session_id
     headers = link.headers(ACCEPT_BOTH, post=True)
-    request = new_request(link.client, "POST", link.url, headers, data)
+    request = new_request(link.client, "POST", link.url, headers, data, on_sent=handoff.mark_sent)
     try:
         response = await link.client.send(request, stream=True)
     except httpx.HTTPError as exc:
@@ -98,6 +90,11 @@ async def _post(
             return
         if outline.initialize:
             link.session_id = response.headers.get("mcp-session-id") or None
+        elif outline.request_ids and response.status_code != 202:
+            # An SSE answer's status comes before its events, a JSON answer's only with the
+            # result. (Not learned from initialize: some servers, trimcp's own among them,
+            # answer it with JSON and every later request with a stream.)
+            link.status_with_result = not is_event_stream(response)
         if not outline.request_ids or response.status_code == 202:
             if outline.initialized:
                 handoff.get_opened = _start_get_stream(link)

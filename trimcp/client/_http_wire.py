@@ -26,10 +26,16 @@ _CLOSE_GRACE = 1.0
 
 @final
 class _Once:
-    """Yield one bytes object, then stop: an async iterator that is not a generator."""
+    """Yield one bytes object, then stop: an async iterator that is not a generator.
 
-    def __init__(self, data: bytes) -> None:
+    ``on_end`` runs when the iterator is asked for more after its one chunk: httpcore asks
+    only once it wrote that chunk (and the headers before it) to the connection, so that is
+    the moment the request has left (``httpcore/_async/http11.py``, ``_send_request_body``).
+    """
+
+    def __init__(self, data: bytes, on_end: Callable[[], object] | None) -> None:
         self._data: bytes | None = data or None
+        self._on_end = on_end
 
     def __aiter__(self) -> _Once:
         return self
@@ -37,6 +43,9 @@ class _Once:
     async def __anext__(self) -> bytes:
         data = self._data
         if data is None:
+            if self._on_end is not None:
+                self._on_end()
+                self._on_end = None
             raise StopAsyncIteration
         self._data = None
         return data
@@ -46,26 +55,33 @@ class _Once:
 class _Body(httpx.AsyncByteStream):
     """A request body; each sending (a redirect sends it again) gets a fresh iterator."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, on_sent: Callable[[], object] | None) -> None:
         self._data = data
+        self._on_sent = on_sent
 
     def __aiter__(self) -> _Once:
-        return _Once(self._data)
+        return _Once(self._data, self._on_sent)
 
     async def aclose(self) -> None:
         """Nothing to release."""
 
 
-def new_request(
+def new_request(  # noqa: PLR0913  # the request's parts, and the one hook
     client: httpx.AsyncClient,
     method: str,
     url: str,
     headers: dict[str, str],
     data: bytes = b"",
+    *,
+    on_sent: Callable[[], object] | None = None,
 ) -> httpx.Request:
-    """Build a request with the client's settings (timeouts) and a generator-free body."""
+    """Build a request with the client's settings (timeouts) and a generator-free body.
+
+    ``on_sent`` is called once the headers and the body are written to the connection
+    (before any answer is read); not at all if writing fails.
+    """
     request = client.build_request(method, url, headers=headers, content=data or None)
-    request.stream = _Body(data)
+    request.stream = _Body(data, on_sent)
     return request
 
 
