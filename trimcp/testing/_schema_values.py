@@ -104,7 +104,7 @@ def invalid_tool_arguments(input_schema: JsonObject) -> SearchStrategy[JsonValue
     candidates = _violations(compiler, compiler.resolve(input_schema))
     if not candidates:
         raise ValueError("the schema constrains nothing that a value could violate")
-    return st.one_of(candidates).filter(lambda value: not validator.is_valid(value))
+    return _any_kind(candidates).filter(lambda value: not validator.is_valid(value))
 
 
 # --- valid values -----------------------------------------------------------------------------
@@ -309,19 +309,35 @@ def _strings(schema: JsonObject) -> SearchStrategy[JsonValue]:
 
 
 # --- invalid values ---------------------------------------------------------------------------
+#
+# The strategies below are grouped by *kind* of violation (wrong type, missing property, out of
+# range, ...), and ``_any_kind`` picks a kind first, each equally likely. Plain ``st.one_of``
+# would not do: it flattens the branches of nested one_ofs, maps and flatmaps into one list and
+# picks among those, so the six wrong types of a schema would outweigh its single bound six to
+# one, and a bound nested in a property would come up about once in a hundred values.
+
+
+def _any_kind(kinds: list[SearchStrategy[JsonValue]]) -> SearchStrategy[JsonValue]:
+    """Draw from one of ``kinds``, each equally likely however many branches it has."""
+    if len(kinds) == 1:
+        return kinds[0]
+    # An index drawn first keeps every kind one branch: ``flatmap`` of a single strategy is
+    # not split up the way ``one_of`` splits its arguments.
+    return st.sampled_from(range(len(kinds))).flatmap(kinds.__getitem__)
 
 
 def _violations(compiler: _Compiler, schema: JsonValue) -> list[SearchStrategy[JsonValue]]:
+    """Return one strategy per kind of violation ``schema`` allows (none: it accepts all)."""
     if not isinstance(schema, dict):
         return []
-    found = [*_wrong_values(schema)]
+    found = _wrong_values(schema)
     if "object" in declared_types(schema) and isinstance(schema.get("properties", {}), dict):
         found.extend(_object_violations(compiler, schema))
     return found
 
 
 def _wrong_values(schema: JsonObject) -> list[SearchStrategy[JsonValue]]:
-    """Values of another type, or of the right type but out of range."""
+    """Values of another type, outside an ``enum``/``const``, or of the right type out of range."""
     found: list[SearchStrategy[JsonValue]] = []
     if "enum" in schema or "const" in schema:
         found.append(json_values())
@@ -330,7 +346,8 @@ def _wrong_values(schema: JsonObject) -> list[SearchStrategy[JsonValue]]:
         others = [kind for kind in _TYPES if kind not in kinds]
         if "number" in kinds:
             others.remove("integer")
-        found.extend(_sample_of(kind) for kind in others)
+        if others:
+            found.append(st.one_of([_sample_of(kind) for kind in others]))
     found.extend(_out_of_range(schema, kinds))
     return found
 
@@ -355,13 +372,15 @@ def _sample_of(kind: str) -> SearchStrategy[JsonValue]:
 
 def _out_of_range(schema: JsonObject, kinds: list[str]) -> list[SearchStrategy[JsonValue]]:
     found: list[SearchStrategy[JsonValue]] = []
-    low, high, _, _ = _bounds(schema)
+    low, high, low_open, high_open = _bounds(schema)
+    as_float = "integer" not in kinds
     if low is not None:
-        found.append(st.integers(max_value=math.ceil(low)).map(float) | st.just(low))
+        # Below ``low``, or ``low`` itself when it is excluded; never a value inside the range.
+        below = st.integers(max_value=math.ceil(low) - 1)
+        found.append(_beyond(below, low if low_open else None, as_float=as_float))
     if high is not None:
-        found.append(st.integers(min_value=math.floor(high)).map(float) | st.just(high))
-    if "integer" in kinds and (low is not None or high is not None):
-        found = [strategy.map(_integral) for strategy in found]
+        above = st.integers(min_value=math.floor(high) + 1)
+        found.append(_beyond(above, high if high_open else None, as_float=as_float))
     found.extend(_length_violations(schema, "minLength", "maxLength", st.text))
     found.extend(_length_violations(schema, "minItems", "maxItems", _short_lists))
     if isinstance(schema.get("pattern"), str):
@@ -369,8 +388,19 @@ def _out_of_range(schema: JsonObject, kinds: list[str]) -> list[SearchStrategy[J
     return found
 
 
-def _integral(value: JsonValue) -> JsonValue:
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+def _beyond(
+    integers: SearchStrategy[int], bound: float | None, *, as_float: bool
+) -> SearchStrategy[JsonValue]:
+    """Whole numbers past a bound (floats for a ``number``), plus an excluded ``bound`` itself."""
+    numbers: SearchStrategy[JsonValue] = integers.map(float) if as_float else integers
+    if bound is None:
+        return numbers
+    return st.one_of(numbers, st.just(_integral(bound)))
+
+
+def _integral(value: float) -> JsonValue:
+    # A bound of 3.0 excluded from an integer schema is violated by 3, which is an integer.
+    return int(value) if value == math.floor(value) else value
 
 
 def _short_lists(*, min_size: int, max_size: int) -> SearchStrategy[JsonValue]:
@@ -395,6 +425,7 @@ def _length_violations(
 
 
 def _object_violations(compiler: _Compiler, schema: JsonObject) -> list[SearchStrategy[JsonValue]]:
+    """A required property left out, an unexpected one added, one property's value invalid."""
     valid = compiler.compile(schema).filter(lambda value: isinstance(value, dict))
     properties = _object_of(schema.get("properties"))
     found: list[SearchStrategy[JsonValue]] = []
@@ -404,10 +435,15 @@ def _object_violations(compiler: _Compiler, schema: JsonObject) -> list[SearchSt
     if schema.get("additionalProperties") is False:
         names = st.text(min_size=1, max_size=_SLACK).filter(lambda key: key not in properties)
         found.append(st.tuples(valid, names, json_values(max_leaves=3)).map(_with))
-    for key, subschema in properties.items():
-        bad = _violations(compiler, compiler.resolve(subschema))
-        if bad:
-            found.append(st.tuples(valid, st.just(key), st.one_of(bad)).map(_with))
+    # Every property's violations are one kind: a schema with many properties does not drown
+    # the object's own kinds (above) in them.
+    broken = [
+        st.tuples(valid, st.just(key), _any_kind(bad)).map(_with)
+        for key, subschema in properties.items()
+        if (bad := _violations(compiler, compiler.resolve(subschema)))
+    ]
+    if broken:
+        found.append(_any_kind(broken))
     return found
 
 
