@@ -158,12 +158,20 @@ async def test_a_server_that_crashes_mid_call(crashy: str) -> None:
 
 
 async def test_a_missing_command_is_explained(tmp_path: Path) -> None:
-    servers = {"ghost": ServerConfig(name="ghost", transport="stdio", command="no-such-mcp-server")}
-    async with open_host(servers, BackoffPolicy(initial=0.05, intensity=0)) as manager:
-        status = await manager.connect("ghost")
-        assert status.state == "failed"
-        assert 'command "no-such-mcp-server" was not found' in (status.last_error or "")
-        assert "how to fix" in (status.last_error or "")
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")  # not marked executable
+    servers = {
+        "ghost": ServerConfig(name="ghost", transport="stdio", command="no-such-mcp-server"),
+        "noexec": ServerConfig(name="noexec", transport="stdio", command=str(script)),
+    }
+    # Retries are allowed, but a launch error no retry can cure is final on the first attempt.
+    async with open_host(servers, BackoffPolicy(initial=0.05, intensity=5)) as manager:
+        ghost, noexec = await manager.connect_all()
+        assert (ghost.state, ghost.restarts) == ("failed", 0)
+        assert 'command "no-such-mcp-server" was not found' in (ghost.last_error or "")
+        assert "how to fix" in (ghost.last_error or "")
+        assert (noexec.state, noexec.restarts) == ("failed", 0)
+        assert f"permission denied running {script}" in (noexec.last_error or "")
 
 
 async def test_streamable_http_and_the_legacy_fallback() -> None:

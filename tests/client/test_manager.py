@@ -17,11 +17,16 @@ import trio.testing
 
 from trimcp.client._backoff import BackoffPolicy
 from trimcp.client._config_model import ServerConfig
+from trimcp.client._connection import permanent
 from trimcp.client._manager import ConnectionManager
 from trimcp.client._permissions import PermissionPolicy, PermissionRule
 from trimcp.errors import (
+    CommandNotExecutable,
+    CommandNotFound,
+    ConfigError,
     LocalProtocolError,
     NotConnected,
+    ServerExited,
     ToolCallDenied,
     TransportClosed,
     UnknownServer,
@@ -63,6 +68,13 @@ class Upstreams:
     servers: dict[str, Callable[[], MCPServer]]
     opened: dict[str, int] = field(default_factory=dict)
     refuse: set[str] = field(default_factory=set)
+    #: Servers whose command "is not installed": every attempt raises CommandNotFound.
+    missing: set[str] = field(default_factory=set)
+    #: Servers that "fail their first N starts": attempts left to refuse, by name.
+    failing_starts: dict[str, int] = field(default_factory=dict)
+    #: Seconds of (virtual) time each server takes to answer the handshake.
+    start_delay: dict[str, float] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
     sessions: dict[str, Any] = field(default_factory=dict)
 
     def kill(self, name: str) -> None:
@@ -72,8 +84,21 @@ class Upstreams:
     async def __call__(
         self, config: ServerConfig, on_list_changed: Callable[[CatalogKind], None]
     ) -> AsyncIterator[Any]:
-        if config.name in self.refuse:
-            raise ConnectionRefusedError(f"{config.name}: connection refused")
+        name = config.name
+        self.attempts[name] = self.attempts.get(name, 0) + 1
+        if name in self.missing:
+            raise CommandNotFound(
+                f'MCP server "{name}" could not be started: command "{name}-bin" was not found',
+                server=name,
+                command=[f"{name}-bin"],
+                searched=["/usr/bin"],
+            )
+        if self.failing_starts.get(name, 0) > 0:
+            self.failing_starts[name] -= 1
+            raise ConnectionError(f"{name}: exited while starting")
+        if name in self.refuse:
+            raise ConnectionRefusedError(f"{name}: connection refused")
+        await trio.sleep(self.start_delay.get(name, 0))
         self.opened[config.name] = self.opened.get(config.name, 0) + 1
         async with open_in_memory_client(self.servers[config.name]()) as client:
             self.sessions[config.name] = client.session
@@ -242,3 +267,63 @@ async def test_state_is_saved_and_restored(tmp_path: Path) -> None:
         assert [s.name for s in restored] == ["b"]
         assert await manager.list_connections() == ["b"]
         assert await manager.restore_state(tmp_path / "missing.json") == []
+
+
+def test_only_failures_no_retry_can_cure_are_permanent() -> None:
+    missing = CommandNotFound("not found", server="a", command=["a"], searched=[])
+    assert permanent(missing)
+    assert permanent(CommandNotExecutable("no x bit", server="a", command=["a"]))
+    assert permanent(ConfigError("${TOKEN} is not set"))
+    # A connector's nursery wraps the launch error with what it brought down.
+    assert permanent(ExceptionGroup("", [ConnectionError("pipe closed"), missing]))
+    exited = ServerExited(
+        "exited",
+        server="a",
+        command=["a"],
+        returncode=1,
+        signal=None,
+        stderr_tail=(),
+        during="start",
+    )
+    assert not permanent(exited)
+    assert not permanent(ConnectionRefusedError("refused"))
+    assert not permanent(ExceptionGroup("", [ConnectionError("reset")]))
+
+
+async def test_a_command_that_is_not_installed_fails_at_once(autojump_clock: object) -> None:
+    upstreams = Upstreams({"a": lambda: make_server("a")}, missing={"a"})
+    policy = BackoffPolicy(initial=1.0, jitter=0.0, intensity=5, period=60.0)
+    async with host(upstreams, {"a": config("a")}, backoff=policy) as manager:
+        status = await manager.connect("a")
+        assert (status.state, status.restarts) == ("failed", 0)
+        assert 'command "a-bin" was not found' in (status.last_error or "")
+        assert trio.current_time() == 0
+        # Nothing is retried in the background: the same failure would come back.
+        await trio.sleep(120)
+        assert (await manager.wait_connected("a")).state == "failed"
+        assert upstreams.attempts == {"a": 1}
+        # Installed now: reconnecting by hand works at once.
+        upstreams.missing.clear()
+        assert (await manager.reconnect("a")).state == "connected"
+
+
+async def test_wait_connected_waits_through_the_retries(autojump_clock: object) -> None:
+    upstreams = Upstreams(
+        {"flaky": lambda: make_server("flaky"), "dead": lambda: make_server("dead")},
+        failing_starts={"flaky": 1},
+        refuse={"dead"},
+    )
+    policy = BackoffPolicy(initial=1.0, jitter=0.0, intensity=2, period=60.0)
+    servers = {"flaky": config("flaky"), "dead": config("dead")}
+    async with host(upstreams, servers, backoff=policy) as manager:
+        first = await manager.connect_all()
+        # The first attempt's outcome is transient for both...
+        assert [s.state for s in first] == ["reconnecting", "reconnecting"]
+        # ...the verdict comes after the retries: flaky is up at t=1 (its first delay).
+        flaky = await manager.wait_connected("flaky")
+        assert (flaky.state, flaky.restarts, trio.current_time()) == ("connected", 1, 1.0)
+        # dead failed at t=0, 1 and 1+2: the third failure is over the intensity of 2.
+        dead = await manager.wait_connected("dead")
+        assert (dead.state, dead.restarts, trio.current_time()) == ("failed", 2, 3.0)
+        assert "connection refused" in (dead.last_error or "")
+        assert upstreams.attempts == {"flaky": 2, "dead": 3}

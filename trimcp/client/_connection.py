@@ -6,7 +6,10 @@ then waits for the connection to end. When it ends on its own — the server cra
 away — the catalog is dropped (its tools disappear from the host), the failure is kept in
 plain words, and after a backoff delay (``_backoff.py``: exponential, with jitter) it
 connects again, until the restart intensity is spent; then the connection is ``failed`` and
-waits for ``reconnect``. Calls in flight when a server dies fail with the session's typed
+waits for ``reconnect``. A failure that no retry can cure (``permanent``: the command does not
+exist or may not be run, a ``${VAR}`` is not set) makes it ``failed`` at once, with its
+reason, instead of repeating the same failure through every backoff delay. Calls in flight
+when a server dies fail with the session's typed
 error (``ServerExited``, ``TransportBroken``, ...); they are not retried, since a tool call
 is not known to be safe to repeat.
 
@@ -29,7 +32,13 @@ from typing import TYPE_CHECKING, Literal, Protocol, final
 import trio
 
 from trimcp.actors import DEFER, Actor, ReplyTo, Request
-from trimcp.errors import JsonRpcError, NotConnected
+from trimcp.errors import (
+    CommandNotExecutable,
+    CommandNotFound,
+    ConfigError,
+    JsonRpcError,
+    NotConnected,
+)
 
 from ._backoff import Backoff, BackoffPolicy
 
@@ -185,6 +194,23 @@ def describe(error: BaseException) -> str:
     return text
 
 
+#: Failures that come back the same on every attempt until someone changes something: a
+#: program that is not installed or not executable, a ``${VAR}`` that is not set (trimcp's
+#: environment does not change while it runs). Everything else (a crash, a refused or dropped
+#: connection, a slow handshake, an HTTP error) may pass, and is retried.
+_PERMANENT: tuple[type[Exception], ...] = (CommandNotFound, CommandNotExecutable, ConfigError)
+
+
+def permanent(error: BaseException) -> bool:
+    """Whether retrying cannot cure ``error`` (``_PERMANENT``), looking inside groups.
+
+    In a group, one such error is enough: the others are what it brought down with it.
+    """
+    if isinstance(error, BaseExceptionGroup):
+        return any(permanent(inner) for inner in error.exceptions)
+    return isinstance(error, _PERMANENT)
+
+
 class Connection(Actor):
     """Keeps one configured server connected (see the module docstring)."""
 
@@ -225,11 +251,13 @@ class Connection(Actor):
                 self._loop_scope = scope
                 error = await self._connect_once()
                 self._went_down(error)
-                delay = self._backoff.next_delay(trio.current_time())
+                # No backoff is used up by a failure no retry can cure: it is final now.
+                delay = None if permanent(error) else self._backoff.next_delay(trio.current_time())
                 if delay is None:
                     self._set_state("failed")
                     logger.error(
-                        "MCP server %r failed %d times in a row; giving up until reconnected: %s",
+                        "MCP server %r failed (%d attempts in a row); giving up until "
+                        "reconnected: %s",
                         self.server,
                         self._restarts + 1,
                         self._last_error,
