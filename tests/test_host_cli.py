@@ -73,6 +73,39 @@ def test_servers_shows_a_table_and_explains_a_broken_one(tmp_path: Path) -> None
     ghost = next(line for line in lines if line.startswith("ghost"))
     assert "failed" in ghost
     assert 'command "no-such-mcp-server" was not found' in ghost
+    # Not retried: the same command would be missing again.
+    assert ghost.split()[2:7] == ["failed", "0", "0", "0", "0"]
+
+
+def test_servers_reports_a_server_that_exits_during_every_start_as_failed(
+    tmp_path: Path,
+) -> None:
+    dies = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"dies": dies}}))
+    result = trimcp_cli(tmp_path, "servers", "--config", str(config))
+    assert result.returncode == 1, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("dies"))
+    # Started, exited, started again once (the commands' restart intensity), exited: failed.
+    assert row.split()[2:7] == ["failed", "0", "0", "0", "1"]
+    assert 'MCP server "dies" exited while starting with exit code 3' in row
+
+
+def test_a_server_still_starting_when_the_wait_ends_is_not_called_failed(
+    tmp_path: Path,
+) -> None:
+    # Reads its stdin to the end and never answers initialize (startup_timeout is 30 s).
+    silent = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"silent": silent}}))
+    listed = trimcp_cli(tmp_path, "servers", "--wait", "0.5", "--config", str(config))
+    assert listed.returncode == 1, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith("silent"))
+    assert row.split()[2] == "connecting"
+    assert "still starting after 0.5 s" in row
+    tools = trimcp_cli(tmp_path, "tools", "silent", "--wait", "0.5", "--config", str(config))
+    assert tools.returncode == 1
+    assert "silent: still starting\n  still starting after 0.5 s" in tools.stderr
 
 
 def test_tools_lists_and_exports(tmp_path: Path) -> None:

@@ -13,6 +13,11 @@ Every command takes ``--config PATH`` (repeatable: later files win); without it 
 project files are read (``trimcp.client.default_config_sources``), after the
 ``[upstreams]`` table of sys_config.toml when there is one. Configuration problems are
 printed as the friendly messages ``trimcp config check`` shows, and exit 1.
+
+The one-shot commands print a verdict, not a moment: they wait until every server they need
+is connected or has failed for good (after one retry, or at once when retrying cannot help,
+such as a command that is not installed), for at most ``--wait`` seconds (default 60). A
+server still starting then is shown as such ("still starting after 60 s"), never as failed.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import sys
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -37,8 +43,10 @@ __all__ = ["add_host_commands", "check_client_config"]
 logger = logging.getLogger(__name__)
 
 _FAILURE = 1
-#: Seconds the commands wait for servers to connect.
+#: Seconds the one-shot commands wait for every server to connect or fail (``--wait``).
 CONNECT_WAIT = 60.0
+#: States a connection passes through on its way to ``connected`` or ``failed``.
+_STARTING = ("connecting", "reconnecting")
 
 
 def add_host_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,6 +63,15 @@ def add_host_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
             help="an MCP servers file (mcpServers JSON, TOML or YAML); repeatable, later wins "
             "(default: the user and project files)",
         )
+        if name != "shell":
+            parser.add_argument(
+                "--wait",
+                type=_seconds,
+                default=CONNECT_WAIT,
+                metavar="SECONDS",
+                help="how long to wait for the servers to connect or fail "
+                f"(default: {CONNECT_WAIT:g})",
+            )
         parser.set_defaults(command=run)
         return parser
 
@@ -76,6 +93,18 @@ def add_host_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     prompts = command("prompts", "list the prompts of the connected servers", _prompts)
     prompts.add_argument("server", nargs="?", help="only this server")
     command("shell", "an interactive prompt for driving servers by hand", _shell)
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0:  # also refuses NaN
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, not {text!r}")
+    return value
 
 
 # --- configuration ------------------------------------------------------------------------------
@@ -164,17 +193,60 @@ def _run(args: argparse.Namespace, body: Callable[[ConnectionManager], Awaitable
         return _FAILURE
 
 
-async def _connect_wanted(manager: ConnectionManager, server: str | None) -> list[ConnectionStatus]:
+async def _connect_wanted(
+    manager: ConnectionManager, server: str | None, wait: float
+) -> list[ConnectionStatus]:
+    """Connect ``server`` (default: every enabled server with auto_connect) and wait for each.
+
+    A one-shot command prints what it found and exits, so a state about to change (a server
+    ``reconnecting`` a moment before it is ``failed``) must not be its answer: each server is
+    waited for until it is connected or has failed for good, all within ``wait`` seconds from
+    now. A server still starting then is returned as it is, in a starting state.
+
+    Raises:
+        UnknownServer: ``server`` is not configured.
+    """
+    import trio
+
     if server is not None:
-        return [await manager.connect(server)]
-    return await manager.connect_all()
+        names = [server]
+    else:
+        configs = (await manager.servers()).values()
+        names = [config.name for config in configs if config.enabled and config.auto_connect]
+    deadline = trio.current_time() + wait
+    verdicts: dict[str, ConnectionStatus] = {}
+
+    async def one(name: str) -> None:
+        with trio.move_on_at(deadline):
+            # The deadline is this scope's; wait_connected's own timeout must not fire first.
+            verdicts[name] = await manager.wait_connected(name, timeout=math.inf)
+            return
+        verdicts[name] = await manager.status_of(name)
+
+    # Started before the deadline applies, so even ``--wait 0`` reports servers that are
+    # starting, not ones that were never asked to.
+    for name in names:
+        await manager.start_connecting(name)
+    async with trio.open_nursery() as nursery:
+        for name in names:
+            nursery.start_soon(one, name)
+    return [verdicts[name] for name in names]
 
 
-def _report_down(statuses: Sequence[ConnectionStatus]) -> None:
+def _problem(status: ConnectionStatus, wait: float) -> str:
+    """Why ``status`` is not connected, in plain words (empty if it is)."""
+    last = (status.last_error or "").strip()
+    if status.state not in _STARTING:
+        return last
+    starting = f"still starting after {wait:g} s (it is {status.state})"
+    return f"{starting}; the last attempt failed: {last}" if last else starting
+
+
+def _report_down(statuses: Sequence[ConnectionStatus], wait: float) -> None:
     for status in statuses:
         if not status.connected:
-            first = (status.last_error or "").strip()
-            sys.stderr.write(f"{status.name}: {status.state}\n{_indent(first)}\n")
+            label = "still starting" if status.state in _STARTING else status.state
+            sys.stderr.write(f"{status.name}: {label}\n{_indent(_problem(status, wait))}\n")
 
 
 def _indent(text: str) -> str:
@@ -187,16 +259,17 @@ def _indent(text: str) -> str:
 def _servers(args: argparse.Namespace) -> int:
     async def body(manager: ConnectionManager) -> int:
         servers = await manager.servers()
-        await manager.connect_all()
+        verdicts = {s.name: s for s in await _connect_wanted(manager, None, args.wait)}
         rows = [
             ("SERVER", "TRANSPORT", "STATE", "TOOLS", "RESOURCES", "PROMPTS", "RESTARTS", "PROBLEM")
         ]
-        for status in await manager.status():
-            config = servers[status.name]
+        for name in sorted(servers):
+            config = servers[name]
+            status = verdicts[name] if name in verdicts else await manager.status_of(name)
             state: str = status.state if config.enabled else "disabled"
             if config.enabled and not config.auto_connect and status.state == "stopped":
                 state = "not auto-connected"
-            problem = (status.last_error or "").strip().splitlines()
+            problem = _problem(status, args.wait).splitlines()
             rows.append(
                 (
                     status.name,
@@ -210,15 +283,15 @@ def _servers(args: argparse.Namespace) -> int:
                 )
             )
         _table(rows)
-        return 0 if all(s.connected or s.state == "stopped" for s in await manager.status()) else 1
+        return 0 if all(s.connected for s in verdicts.values()) else 1
 
     return _run(args, body)
 
 
 def _tools(args: argparse.Namespace) -> int:
     async def body(manager: ConnectionManager) -> int:
-        statuses = await _connect_wanted(manager, args.server)
-        _report_down(statuses)
+        statuses = await _connect_wanted(manager, args.server, args.wait)
+        _report_down(statuses, args.wait)
         tools = [t for t in await manager.all_tools() if args.server in (None, t.server)]
         if args.export:
             from trimcp.client import export_tools
@@ -268,9 +341,9 @@ def _call(args: argparse.Namespace) -> int:
     async def body(manager: ConnectionManager) -> int:
         from trimcp.client import qualify
 
-        status = await manager.connect(args.server)
+        [status] = await _connect_wanted(manager, args.server, args.wait)
         if not status.connected:
-            _report_down([status])
+            _report_down([status], args.wait)
             return _FAILURE
         result = await manager.call_tool(
             qualify(args.server, args.tool), arguments, on_progress=_show_progress
@@ -305,8 +378,8 @@ def _print_result(result: dict[str, object] | object) -> None:
 
 def _resources(args: argparse.Namespace) -> int:
     async def body(manager: ConnectionManager) -> int:
-        statuses = await _connect_wanted(manager, args.server)
-        _report_down(statuses)
+        statuses = await _connect_wanted(manager, args.server, args.wait)
+        _report_down(statuses, args.wait)
         rows = [("SERVER", "URI", "NAME")]
         for server, item in await manager.all_resources():
             if args.server in (None, server):
@@ -319,8 +392,8 @@ def _resources(args: argparse.Namespace) -> int:
 
 def _prompts(args: argparse.Namespace) -> int:
     async def body(manager: ConnectionManager) -> int:
-        statuses = await _connect_wanted(manager, args.server)
-        _report_down(statuses)
+        statuses = await _connect_wanted(manager, args.server, args.wait)
+        _report_down(statuses, args.wait)
         rows = [("SERVER", "PROMPT", "DESCRIPTION")]
         for server, item in await manager.all_prompts():
             if args.server in (None, server):

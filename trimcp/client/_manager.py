@@ -181,20 +181,33 @@ class ConnectionManager:
         """Connect ``server`` (if not already); return its status once the attempt settled.
 
         A server that fails to connect is retried in the background; its status says so.
+        To wait for the outcome of the retries too, follow with ``wait_connected``.
 
         Raises:
             UnknownServer: ``server`` is not configured.
         """
-        config = await self._config_of(server)
-        ref = self._connection(server)
-        if ref is None:
-            ref = await self._start(config)
+        ref = await self._ensure_started(server)
         with trio.move_on_after(CONNECT_TIMEOUT):
             try:
                 return await ref.call(WaitSettled(), timeout=CONNECT_TIMEOUT)
             except ActorGone:
                 pass
         return await self.status_of(server)
+
+    async def start_connecting(self, server: str) -> None:
+        """Start connecting ``server`` (if not already) and return without waiting for it.
+
+        ``wait_connected`` then waits for the outcome, with a deadline of the caller's.
+
+        Raises:
+            UnknownServer: ``server`` is not configured.
+        """
+        await self._ensure_started(server)
+
+    async def _ensure_started(self, server: str) -> ActorRef:
+        config = await self._config_of(server)
+        ref = self._connection(server)
+        return ref if ref is not None else await self._start(config)
 
     async def _start(self, config: ServerConfig) -> ActorRef:
         parent = self._registry().lookup(f"{self.name}.connections")
