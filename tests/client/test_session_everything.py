@@ -177,8 +177,9 @@ async def test_tool_as_task() -> None:
     statuses: list[Task] = []
     progress: list[Progress] = []
     async with everything(ClientHandlers(on_task_status=statuses.append)) as session:
-        if not session.server_capabilities.tasks_tools_call:
-            pytest.skip("the everything server does not offer tasks")
+        # The everything server declares tasks for tools/call; if it stops, this must fail,
+        # not skip, or the client's task methods would go untested without anyone noticing.
+        assert session.server_capabilities.tasks_tools_call, "tasks for tools/call not declared"
         task = await session.tasks.call_tool(
             "sleep", {"seconds": 0.2}, ttl=60_000, on_progress=progress.append
         )
