@@ -9,12 +9,14 @@ serving MCP read the listener's URL (port 0) from its log on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -705,3 +707,51 @@ def test_trimcp_serve_refuses_a_server_it_cannot_load(tmp_path: Path) -> None:
     assert process.returncode == 1
     assert f"config error in {config}\n" in err
     assert "no module named 'no_such_module_here'" in err
+
+
+@pytest.mark.slow
+def test_trimcp_serve_applies_the_http_connection_settings(tmp_path: Path) -> None:
+    listener = (
+        "[http]\nenabled = true\nport = 0\nmax_connections = 2\n"
+        "head_timeout = 0.5\nbody_timeout = 1.0\n"
+    )
+    process = _serve("--config", str(_serving_config(tmp_path, listener)))
+    try:
+        url = httpx.URL(_url_from_log(process, "MCP over Streamable HTTP at "))
+        address = (url.host, url.port or 80)
+        # Two connections in a request (their bodies awaited after "100 Continue") fill the
+        # limit of two; a third is closed at once, since neither is idle.
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: {url.host}:{url.port}\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            "Content-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+        ).encode()
+        busy = [socket.create_connection(address, timeout=10) for _ in range(2)]
+        for connection in busy:
+            connection.sendall(head)
+            assert connection.recv(100).startswith(b"HTTP/1.1 100 Continue")
+        with socket.create_connection(address, timeout=10) as third:
+            assert third.recv(100) == b""
+        _wait_for_line(process, "none is idle")
+        # A body that never comes gets 408 once body_timeout (here 1 s) has passed.
+        for connection in busy:
+            with connection:
+                assert connection.recv(100).startswith(b"HTTP/1.1 408 ")
+        # With both gone, a newcomer is served again (once their ends are noticed), and the
+        # log says how many were turned away.
+        with httpx.Client(timeout=10) as client:
+            for _ in range(100):
+                with contextlib.suppress(httpx.TransportError):
+                    assert client.get(str(url)).status_code in (400, 405, 406)
+                    break
+                time.sleep(0.05)
+        _wait_for_line(process, "1 were closed at the limit of 2")
+        # A head that never ends gets 408 after head_timeout.
+        with socket.create_connection(address, timeout=10) as slow:
+            slow.sendall(b"POST /mcp HTTP/1.1\r\n")
+            assert slow.recv(100).startswith(b"HTTP/1.1 408 ")
+        _stop(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
