@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import typing
+from typing import TYPE_CHECKING
 
 import httpx
 import orjson
 import pytest
 import trio
 
-from trimcp.http import HttpOptions, HttpSessionStream, ResponseStream
+from trimcp.http import HttpListener, HttpOptions, HttpSessionStream, ResponseStream
 from trimcp.server import Context  # noqa: TC001 - tool hints are read at runtime
 from trimcp.sessions import Session, SessionLimits, SessionRecord
-from trimcp.transports import SSEDecoder, SSEEvent
+from trimcp.transports import MemoryEventStore, SSEDecoder, SSEEvent
 
 from ._client import (
     ACCEPT_BOTH,
@@ -26,6 +28,11 @@ from ._client import (
     read_answer,
     running,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from trimcp.server import MCPServer
 
 
 def call(request_id: int, name: str, arguments: dict[str, object]) -> dict[str, object]:
@@ -353,6 +360,125 @@ async def test_a_disconnect_is_not_a_cancellation_and_the_stream_resumes() -> No
         assert message["result"]["content"] == [{"type": "text", "text": "done"}]
         bad = await client.get(listener.url, headers={**resume, "last-event-id": "s99-1"})
         assert bad.status_code == 400
+
+
+@contextlib.asynccontextmanager
+async def serving_with(
+    store: MemoryEventStore, server: MCPServer | None = None
+) -> AsyncIterator[HttpListener]:
+    """Serve on 127.0.0.1 and a free port with ``store`` as the event store."""
+    serve = functools.partial((server or build_server()).serve_http, store=store)
+    async with trio.open_nursery() as nursery:
+        listener: HttpListener = await nursery.start(serve)
+        try:
+            yield listener
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+async def resume(url: str, session: str, last: str) -> Answer:
+    """GET with ``Last-Event-ID`` on a new connection, as a client that lost its own does.
+
+    (A pooled one may have been closed meanwhile: the tests jump the clock past the
+    server's keep-alive timeout.)
+    """
+    headers = {
+        "accept": "text/event-stream",
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2025-11-25",
+        "last-event-id": last,
+    }
+    async with (
+        httpx.AsyncClient() as client,
+        client.stream("GET", url, headers=headers) as response,
+    ):
+        return await read_answer(response)
+
+
+async def test_a_delivered_answer_is_kept_only_for_the_grace(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    # Time stands still (rate 0) and moves only by jump(): the sockets are real.
+    store = MemoryEventStore(ttl=300.0, delivered_ttl=5.0)
+    async with serving_with(store) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        answer = await post(client, listener.url, call(1, "echo", {"text": "x"}), session=session)
+        priming = answer.events[0].id
+        assert priming is not None
+        await trio.testing.wait_all_tasks_blocked()  # the response task is done
+        assert store.statistics().released == 1
+        # Within the grace, a client whose connection broke after the last write resumes.
+        mock_clock.jump(4.9)
+        again = await resume(listener.url, session, priming)
+        assert again.status == 200
+        assert again.message["result"]["content"] == [{"type": "text", "text": "x"}]
+        # Then the stream is gone: five seconds after delivery, not the ttl's 300.
+        mock_clock.jump(0.1)
+        gone = await resume(listener.url, session, priming)
+        assert gone.status == 410
+        assert gone.messages[0]["error"]["message"].startswith("Gone")
+        stats = store.statistics()
+        assert (stats.streams, stats.events, stats.released) == (0, 0, 0)
+
+
+async def test_an_undelivered_answer_waits_for_its_client_until_the_ttl(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    server = build_server()
+    gate = trio.Event()
+
+    @server.tool()
+    async def gated() -> str:
+        await gate.wait()
+        return "through"
+
+    store = MemoryEventStore(ttl=300.0, delivered_ttl=5.0)
+    async with serving_with(store, server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        hung_up: list[str] = []
+
+        async def hang_up() -> None:
+            body = orjson.dumps(call(2, "gated", {}))
+            hung_up.append(await _post_and_hang_up(listener.url, session, body))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hang_up)
+            # The answer waits 50 ms for its first events before it sends the priming one.
+            await trio.testing.wait_all_tasks_blocked()
+            mock_clock.jump(0.05)
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert store.statistics().released == 0  # stored, ended, never delivered
+        mock_clock.jump(299)
+        (last,) = hung_up
+        answer = await resume(listener.url, session, last)
+        assert answer.message["result"]["content"] == [{"type": "text", "text": "through"}]
+
+
+async def test_resuming_a_stream_the_byte_bound_evicted_is_gone() -> None:
+    server = build_server()
+    gate = trio.Event()
+
+    @server.tool()
+    async def gated() -> str:
+        await gate.wait()
+        return "through"
+
+    # Room for one POST stream (a priming event and a short answer cost ~500 bytes in the
+    # store's count), not two: the next stream pushes out the oldest.
+    store = MemoryEventStore(max_bytes=700)
+    async with serving_with(store, server) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        last = await _post_and_hang_up(listener.url, session, orjson.dumps(call(2, "gated", {})))
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert store.statistics().events == 2  # the priming event and the answer, kept
+        echoed = await post(client, listener.url, call(3, "echo", {"text": "y"}), session=session)
+        assert echoed.message["result"]["content"] == [{"type": "text", "text": "y"}]
+        assert store.statistics().footprint <= 700
+        gone = await resume(listener.url, session, last)
+        assert gone.status == 410
+        assert "no longer stored" in gone.messages[0]["error"]["message"]
 
 
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])

@@ -60,6 +60,9 @@ class AsyncOnlyStore:
     async def end_stream(self, session_id: str, stream_id: str) -> None:
         await self._inner.end_stream(session_id, stream_id)
 
+    async def release_stream(self, session_id: str, stream_id: str) -> None:
+        await self._inner.release_stream(session_id, stream_id)
+
     async def forget_stream(self, session_id: str, stream_id: str) -> None:
         await self._inner.forget_stream(session_id, stream_id)
 
@@ -319,3 +322,52 @@ def test_the_framing_fast_path_writes_what_the_general_one_does(
             encode_event(data, event_id=event_id)
         return
     assert encode_event(data, event_id=event_id) == expected
+
+
+async def test_a_reader_that_had_the_whole_post_stream_releases_it() -> None:
+    store = MemoryEventStore()
+    stream = HttpSessionStream("session-d", store)
+    post = await stream.open_post([7])
+    await post.priming_event_id()
+    live = post.attach()
+    assert stream.send_routed_now([(PROGRESS, 7, False), (RESPONSE_7, 7, True)])
+    assert len(await read_all(live)) == 2
+    assert live.complete  # closed because the stream ended, not because it was cut off
+    await post.release()
+    assert store.statistics().released == 1
+    await stream.aclose()
+
+
+async def test_a_reader_cut_off_is_not_complete_and_the_resumed_one_is() -> None:
+    store = MemoryEventStore()
+    stream = HttpSessionStream("session-e", store)
+    post = await stream.open_post([7])
+    first = await post.priming_event_id()
+    assert first is not None
+    live = post.attach()
+    assert stream.close_request_stream(7)  # the server closes the connection (polling)
+    assert await live.get() is None
+    assert not live.complete
+    await stream.send_messages([RESPONSE_7])
+    assert store.statistics().released == 0  # stored, ended, not yet delivered
+    target, replay, resumed = await stream.resume(first)
+    assert [data for _, data in replay] == [RESPONSE_7]
+    assert await resumed.get() is None
+    assert resumed.complete  # the replay held the rest of an ended stream
+    assert target.stream_id == post.stream_id
+    await target.release()
+    assert store.statistics().released == 1
+    await stream.aclose()
+
+
+async def test_the_standalone_stream_is_never_released() -> None:
+    store = MemoryEventStore()
+    stream = HttpSessionStream("session-g", store)
+    get = await stream.open_standalone()
+    live = get.attach()
+    await stream.send_messages([CHANGED])
+    await get.release()
+    assert store.statistics().released == 0
+    assert len(live) == 1
+    await stream.aclose()
+    assert store.statistics().streams == 0

@@ -502,7 +502,9 @@ class McpHttpApp:
         Most answers are ready within milliseconds: the first events are awaited briefly
         (``_FIRST_EVENT_WAIT``) and leave in one write with ``head``, and a stream that has
         already ended is finished in that same write, with no watcher task at all. Only a
-        stream still open after that gets the task that notices the client leaving.
+        stream still open after that gets the task that notices the client leaving. A
+        stream written to its end is released in the store (``_delivered``): its
+        resumption window was this delivery, not the store's ``ttl``.
 
         However it ends (a disconnect, a failed write, cancellation), the response stops
         reading ``live`` then: the session keeps storing the stream's events for a
@@ -533,6 +535,7 @@ class McpHttpApp:
                 ended = _drain(live, chunks)
         if ended:
             await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": False})
+            await self._delivered(response, live)
             return
         if chunks:
             await send(_chunk(b"".join(chunks)))
@@ -555,6 +558,18 @@ class McpHttpApp:
                 nursery.cancel_scope.cancel()
         if not gone:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await self._delivered(response, live)
+
+    async def _delivered(self, response: ResponseStream, live: LiveQueue) -> None:
+        """The stream's last event was written: let the store drop the stream soon.
+
+        Only if this reader had the stream to its end (``live`` closed ``complete``), not
+        when it was cut off for another reader. Written means handed to the kernel; the
+        store's grace after a release (``MemoryEventStore(delivered_ttl=...)``) covers a
+        connection that broke before the client read it.
+        """
+        if live.complete:
+            await response.release()
 
     async def _pump(self, live: LiveQueue, send: Send) -> None:
         keepalive = self._options.keepalive_interval

@@ -11,7 +11,10 @@ the reader sends (SSE-framed for an SSE reader), one object each.
 
 Closing mirrors a memory channel's two ends: ``close`` (the producer: no more events; the
 reader still gets what is queued, then ``None``), ``abandon`` (the reader went away; the
-producer's next ``put_nowait`` or ``wait_room`` raises ``trio.BrokenResourceError``).
+producer's next ``put_nowait`` or ``wait_room`` raises ``trio.BrokenResourceError``). The
+producer closes with ``complete=True`` when its stream has ended: a reader that took
+everything then has the whole stream, and may say so (the event store drops a stream its
+client has).
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ __all__ = ["LiveQueue"]
 class LiveQueue:
     """A bounded queue of SSE events with one producer and one reader (module docstring)."""
 
-    __slots__ = ("_capacity", "_closed", "_events", "_gone", "_reader", "_writer")
+    __slots__ = ("_capacity", "_closed", "_complete", "_events", "_gone", "_reader", "_writer")
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._events: deque[bytes] = deque()
         self._closed = False
+        self._complete = False
         self._gone = False
         # The reader parked in ``get`` and the producer parked in ``wait_room``, if any.
         self._reader: trio.lowlevel.Task | None = None
@@ -57,6 +61,11 @@ class LiveQueue:
     def finished(self) -> bool:
         """Whether the producer closed the queue and the reader has taken everything."""
         return self._closed and not self._events
+
+    @property
+    def complete(self) -> bool:
+        """Whether the producer closed the queue because its stream ended (``close``)."""
+        return self._complete
 
     # --- the producer's side ------------------------------------------------------------------
 
@@ -97,11 +106,15 @@ class LiveQueue:
         if self._gone:
             raise trio.BrokenResourceError
 
-    def close(self) -> None:
+    def close(self, *, complete: bool = False) -> None:
         """No more events: the reader gets what is queued, then ``None``. Idempotent.
 
-        A producer waiting in ``wait_room`` returns; its ``put_nowait`` then raises.
+        ``complete``: the stream itself ended, so what was queued is all of it (rather
+        than this reader being cut off). The first ``close`` decides. A producer waiting in
+        ``wait_room`` returns; its ``put_nowait`` then raises.
         """
+        if not self._closed:
+            self._complete = complete
         self._closed = True
         self._wake_reader()
         self._wake_writer()

@@ -93,7 +93,7 @@ class ResponseStream:
         self._sse = sse
         live = LiveQueue(_LIVE_QUEUE)
         if self.ended:
-            live.close()
+            live.close(complete=True)
         else:
             self._live = live
         return live
@@ -226,7 +226,9 @@ class ResponseStream:
 
     def _finish(self) -> None:
         self.ended = True
-        self.detach()
+        live, self._live = self._live, None
+        if live is not None:
+            live.close(complete=True)  # its reader gets the whole rest of the stream
 
     async def _end(self) -> None:
         if self.ended:
@@ -235,6 +237,17 @@ class ResponseStream:
         store = self._owner.store
         if store is not None and self.stream_id is not None:
             await store.end_stream(self._owner.session_id, self.stream_id)
+
+    async def release(self) -> None:
+        """Tell the store a client got this whole stream, so it need not keep it long.
+
+        Called by the response that wrote the stream's last event (the reader of a
+        ``LiveQueue`` closed ``complete``). The standalone stream is never released: it
+        ends only with its session, which forgets everything anyway.
+        """
+        store = self._owner.store
+        if store is not None and self.stream_id is not None and self.waiting is not None:
+            await store.release_stream(self._owner.session_id, self.stream_id)
 
     async def priming_event_id(self) -> str | None:
         """Store the priming event (an id, no data) and return its id (None: no store)."""

@@ -230,8 +230,9 @@ class HttpSessionStream:
         stream_id = await self.store.replay_events_after(self.session_id, last_event_id, collect)
         target = self._stream_by_id(stream_id)
         if target is None:
-            # The stream ended; what was stored is all there is.
-            target = ResponseStream(self, None, ())
+            # The stream ended; what was stored is all there is. It keeps its id, so that
+            # once the replay is delivered the store can let it go.
+            target = ResponseStream(self, stream_id, ())
             target.ended = True
         return target, replayed, target.attach()
 
