@@ -20,7 +20,7 @@ from trimcp.errors import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from ._config_model import ConfigSource
+    from ._config_source import ConfigSource
 
 Severity = Literal["error", "warning"]
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, final
 
+from ._config_source import INLINE as INLINE
+from ._config_source import ConfigSource as ConfigSource
+from ._config_source import Layer as Layer
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from ._config_errors import ConfigProblem
-
-Layer = Literal["sys_config", "user", "project", "explicit", "inline"]
-"""Where a definition came from: the daemon's sys_config.toml ``[upstreams]``, the user file,
-the project file, a file named with ``--config``, or a mapping given in code."""
 
 Transport = Literal["stdio", "http", "websocket"]
 """How trimcp reaches a server: launch ``command`` and talk over its stdin/stdout, or dial
@@ -39,36 +39,6 @@ DEFAULT_STARTUP_TIMEOUT = 30.0
 
 DEFAULT_REQUEST_TIMEOUT = 60.0
 """Seconds a request waits for its response; the MCP TypeScript SDK's default as well."""
-
-_LAYER_WORDS: dict[Layer, str] = {
-    "sys_config": "sys_config.toml [upstreams]",
-    "user": "user config",
-    "project": "project config",
-    "explicit": "named with --config",
-    "inline": "given in code",
-}
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class ConfigSource:
-    """The file (or mapping) a definition was read from, and its layer.
-
-    Attributes:
-        path: the absolute file path, or None for a mapping given in code.
-        layer: which layer the file belongs to; later layers override earlier ones.
-    """
-
-    path: str | None
-    layer: Layer
-
-    def describe(self) -> str:
-        """Return e.g. ``/home/me/.config/trimcp/mcp.json (user config)``."""
-        return f"{self.path or '<inline>'} ({_LAYER_WORDS[self.layer]})"
-
-
-INLINE = ConfigSource(None, "inline")
-"""The source of definitions given as a mapping in code."""
 
 
 def _no_entries() -> Mapping[str, str]:
