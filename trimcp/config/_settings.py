@@ -231,6 +231,7 @@ class HttpSettings:
         resumable: keep SSE events so that clients can resume with ``Last-Event-ID``.
         max_events_per_stream: events kept per stream for resuming.
         event_ttl: seconds an event is kept for resuming.
+        max_event_store_bytes: bytes the kept events may take across all sessions.
         allowed_hosts: ``Host`` header patterns accepted (DNS-rebinding protection).
         allowed_origins: ``Origin`` header patterns accepted.
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients.
@@ -286,6 +287,12 @@ class HttpSettings:
     event_ttl: float = field(
         default=300.0,
         metadata=spec(meaning="seconds an event is kept for resuming", check=above(0)),
+    )
+    max_event_store_bytes: int = field(
+        default=32 * 1024 * 1024,
+        metadata=spec(
+            meaning="bytes the kept events may take across all sessions", check=at_least(1)
+        ),
     )
     allowed_hosts: tuple[str, ...] = field(
         default=_LOCALHOST, metadata=spec(meaning="Host header patterns accepted")

@@ -29,6 +29,11 @@ class HttpOptions:
             closed (2025-11-25 polling).
         resumable: store SSE events so a client can resume with ``Last-Event-ID``.
         max_events_per_stream / event_ttl: bounds of the in-memory event store.
+        max_event_store_bytes: what the in-memory event store may hold across all sessions,
+            counted as its ``statistics().footprint`` (messages and their bookkeeping);
+            past it, streams already delivered go first, then the oldest events. A stream
+            its client read to the end goes a few seconds later anyway, so this bound is
+            reached by clients that do not read their answers (or resume them).
         allowed_hosts / allowed_origins: the DNS-rebinding allowlists (``Host`` and
             ``Origin``; default the localhost names on any port).
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients: GET
@@ -46,6 +51,8 @@ class HttpOptions:
     resumable: bool = True
     max_events_per_stream: int = 1000
     event_ttl: float = 300.0
+    # 32 MiB: ~60,000 undelivered answers of a few hundred bytes; MemoryEventStore's default.
+    max_event_store_bytes: int = 32 * 1024 * 1024
     allowed_hosts: tuple[str, ...] = LOCALHOST
     allowed_origins: tuple[str, ...] = LOCALHOST
     legacy_sse: bool = False
@@ -61,3 +68,5 @@ class HttpOptions:
             raise ValueError("HttpOptions.keepalive_interval must be positive (None: off)")
         if self.retry_ms < 0:
             raise ValueError("HttpOptions.retry_ms must not be negative")
+        if self.max_event_store_bytes < 1:
+            raise ValueError("HttpOptions.max_event_store_bytes must be positive")
