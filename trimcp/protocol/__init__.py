@@ -53,7 +53,8 @@ Modules: ``_json`` (``JsonValue``), ``_messages`` (the four shapes), ``_codec`` 
 and orjson) and ``_codec_payloads`` (camelCase payloads), ``_capabilities``, ``_types``,
 ``_errors``, ``_versions``, ``_lifecycle`` (transition tables), ``_events``, ``_exchange``
 (in-flight ids, shared by both sides), ``_intake`` (bytes to messages),
-``_server_connection``, ``_client_connection``.
+``_server_connection``, ``_client_connection``; ``_fields`` (``Fields``, the strict reader of
+a peer's wire objects, which raises ``RemoteProtocolError`` saying where).
 """
 
 from ._capabilities import ClientCapabilities as ClientCapabilities
@@ -78,6 +79,7 @@ from ._events import RequestReceived as RequestReceived
 from ._events import ResponseReceived as ResponseReceived
 from ._events import UnexpectedResponse as UnexpectedResponse
 from ._exchange import KeptProgress as KeptProgress
+from ._fields import Fields as Fields
 from ._intake import DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE
 from ._json import ABSENT as ABSENT
 from ._json import Absent as Absent
@@ -127,6 +129,7 @@ __all__ = [
     "ErrorObject",
     "ErrorResponse",
     "Event",
+    "Fields",
     "Implementation",
     "InitializeCompleted",
     "InitializeParams",
