@@ -10,7 +10,15 @@ import trio
 
 from trimcp.errors import JsonRpcError
 from trimcp.protocol import ClientCapabilities, JsonObject
-from trimcp.server import ClientCapabilityMissing, Context, ElicitationError, MCPServer
+from trimcp.server import (
+    ClientCapabilityMissing,
+    Context,
+    ElicitationError,
+    MCPServer,
+    PromptMessage,
+    Root,
+)
+from trimcp.server._client_features import read_roots, sampling_params
 from trimcp.testing import open_in_memory_client
 
 from .conftest import assert_valid
@@ -212,3 +220,27 @@ async def test_list_roots_outside_a_request_needs_the_capability() -> None:
         with pytest.raises(ClientCapabilityMissing):
             await server.list_roots(sessions[0])
     assert len(sessions) == 1
+
+
+def test_read_roots_keeps_every_member_and_skips_malformed_entries() -> None:
+    result: JsonObject = {
+        "roots": [
+            {"uri": "file:///a", "name": "a", "_meta": {"k": 1}},
+            {"name": "no uri"},
+            "not an object",
+            {"uri": "file:///b", "name": 7},
+            {"uri": "file:///c"},
+        ]
+    }
+    assert read_roots(result) == [
+        Root(uri="file:///a", name="a", meta={"k": 1}),
+        Root(uri="file:///c"),
+    ]
+
+
+def test_prompt_messages_become_sampling_messages() -> None:
+    params = sampling_params([PromptMessage("user", "hi"), "bare"], 10, {})
+    assert params["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "hi"}},
+        {"role": "user", "content": {"type": "text", "text": "bare"}},
+    ]

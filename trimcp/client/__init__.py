@@ -12,6 +12,15 @@ Failures are explained in plain words: configuration problems name the file, ser
 and fix; launch failures and crashes name the command, exit status and last stderr lines.
 """
 
+# The payloads the server side speaks too, defined once in the protocol core.
+from trimcp.protocol import Completion as Completion
+from trimcp.protocol import ElicitResult as ElicitResult
+from trimcp.protocol import Page as Page
+from trimcp.protocol import PromptMessage as PromptMessage
+from trimcp.protocol import ResourceContents as ResourceContents
+from trimcp.protocol import Root as Root
+from trimcp.protocol import ToolAnnotations as ToolAnnotations
+
 from ._backoff import BackoffPolicy as BackoffPolicy
 from ._config_expand import expand_server as expand_server
 from ._config_files import ConfigReport as ConfigReport
@@ -52,25 +61,18 @@ from ._session import resource_ref as resource_ref
 from ._session_core import ClientSessionOptions as ClientSessionOptions
 from ._session_handlers import ClientHandlers as ClientHandlers
 from ._session_handlers import ElicitRequest as ElicitRequest
-from ._session_handlers import ElicitResult as ElicitResult
-from ._session_handlers import Root as Root
 from ._session_handlers import SamplingRequest as SamplingRequest
 from ._session_handlers import SamplingResult as SamplingResult
 from ._session_results import CallToolResult as CallToolResult
-from ._session_results import Completion as Completion
 from ._session_results import GetPromptResult as GetPromptResult
 from ._session_results import LogMessage as LogMessage
-from ._session_results import Page as Page
 from ._session_results import Progress as Progress
 from ._session_results import Prompt as Prompt
 from ._session_results import PromptArgument as PromptArgument
-from ._session_results import PromptMessage as PromptMessage
 from ._session_results import Resource as Resource
-from ._session_results import ResourceContents as ResourceContents
 from ._session_results import ResourceTemplate as ResourceTemplate
 from ._session_results import Task as Task
 from ._session_results import Tool as Tool
-from ._session_results import ToolAnnotations as ToolAnnotations
 from ._tool_export import EXPORT_FORMATS as EXPORT_FORMATS
 from ._tool_export import ExportFormat as ExportFormat
 from ._tool_export import HostTool as HostTool

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeAlias, final
 
 from trimcp.errors import InvalidParams, MethodNotFound
-from trimcp.protocol import ClientCapabilities
+from trimcp.protocol import ClientCapabilities, ElicitResult, Root
 
 from ._session_fields import Fields
 
@@ -28,25 +28,6 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue, Request
 
     from ._session_results import LogMessage, Task
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Root:
-    """A root the client exposes to the server (``file://`` URIs in 2025-11-25)."""
-
-    uri: str
-    name: str | None = None
-    meta: JsonObject | None = None
-
-    def to_wire(self) -> JsonObject:
-        """Return the wire ``Root``."""
-        wire: JsonObject = {"uri": self.uri}
-        if self.name is not None:
-            wire["name"] = self.name
-        if self.meta is not None:
-            wire["_meta"] = self.meta
-        return wire
 
 
 @final
@@ -142,23 +123,6 @@ class ElicitRequest:
         )
 
 
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ElicitResult:
-    """The user's answer: ``"accept"`` (with ``content`` in form mode), ``"decline"`` or
-    ``"cancel"``."""
-
-    action: Literal["accept", "decline", "cancel"]
-    content: JsonObject | None = None
-
-    def to_wire(self) -> JsonObject:
-        """Return the wire ``ElicitResult``."""
-        wire: JsonObject = {"action": self.action}
-        if self.content is not None:
-            wire["content"] = self.content
-        return wire
-
-
 SamplingHandler: TypeAlias = Callable[[SamplingRequest], Awaitable[SamplingResult]]
 ElicitationHandler: TypeAlias = Callable[[ElicitRequest], Awaitable[ElicitResult]]
 RootsProvider: TypeAlias = Sequence[Root] | Callable[[], Awaitable[Sequence[Root]]]
@@ -248,9 +212,13 @@ async def _elicit(handlers: ClientHandlers, params: JsonObject) -> JsonObject:
     request = ElicitRequest.from_wire(params)
     result = await handlers.elicitation(request)
     if request.mode == "url" or result.action != "accept":
-        return ElicitResult(action=result.action).to_wire()  # content only for a form accept
-    content = apply_defaults(result.content, request.requested_schema)
-    return ElicitResult(action="accept", content=content or {}).to_wire()
+        # content only for a form accept
+        return ElicitResult(action=result.action, meta=result.meta).to_wire()
+    answer = result.content
+    if answer is not None and not isinstance(answer, dict):
+        raise TypeError(f"an accepted form's content must be a dict, not {type(answer).__name__}")
+    content = apply_defaults(answer, request.requested_schema)
+    return ElicitResult(action="accept", content=content or {}, meta=result.meta).to_wire()
 
 
 async def _list_roots(handlers: ClientHandlers) -> JsonObject:

@@ -1,4 +1,4 @@
-"""What a server answers, as frozen records: tools, resources, prompts, completions, tasks.
+"""What a server answers, as frozen records: tools, resources, prompts, tasks.
 
 Each record has the members MCP 2025-11-25 defines, in snake_case, and ``raw``: the wire
 object as received (unknown members included), so nothing a server sends is lost. Content
@@ -9,50 +9,39 @@ blocks, icons and ``_meta`` stay JSON objects: they are open-ended and passed on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar, final
+from typing import TYPE_CHECKING, final
+
+from trimcp.protocol import Completion, Page, PromptMessage, ResourceContents, ToolAnnotations
 
 from ._session_fields import Fields
 
 if TYPE_CHECKING:
     from trimcp.protocol import JsonObject
 
-T = TypeVar("T")
+# The payloads a server speaks too are defined once, in trimcp.protocol; the session modules
+# take them from here along with the records that are the client's alone.
+__all__ = [
+    "TERMINAL_STATUSES",
+    "CallToolResult",
+    "Completion",
+    "GetPromptResult",
+    "LogMessage",
+    "Page",
+    "Progress",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "Resource",
+    "ResourceContents",
+    "ResourceTemplate",
+    "Task",
+    "Tool",
+    "ToolAnnotations",
+]
 
 
 def _raw() -> JsonObject:
     return {}
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One page of a paginated list; ``next_cursor`` is None on the last page."""
-
-    items: tuple[T, ...]
-    next_cursor: str | None = None
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolAnnotations:
-    """Hints about a tool's behaviour. Untrusted unless the server is (Tools > Annotations)."""
-
-    title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
-
-    @classmethod
-    def from_wire(cls, fields: Fields) -> ToolAnnotations:
-        """Read a wire ``ToolAnnotations`` object."""
-        return cls(
-            title=fields.opt_string("title"),
-            read_only_hint=fields.opt_bool("readOnlyHint"),
-            destructive_hint=fields.opt_bool("destructiveHint"),
-            idempotent_hint=fields.opt_bool("idempotentHint"),
-            open_world_hint=fields.opt_bool("openWorldHint"),
-        )
 
 
 @final
@@ -205,29 +194,6 @@ class ResourceTemplate:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceContents:
-    """One item of ``resources/read``: ``text``, or ``blob`` (base64), never both."""
-
-    uri: str
-    mime_type: str | None = None
-    text: str | None = None
-    blob: str | None = None
-    meta: JsonObject | None = None
-
-    @classmethod
-    def from_wire(cls, fields: Fields) -> ResourceContents:
-        """Read a wire ``TextResourceContents`` or ``BlobResourceContents``."""
-        return cls(
-            uri=fields.string("uri"),
-            mime_type=fields.opt_string("mimeType"),
-            text=fields.opt_string("text"),
-            blob=fields.opt_string("blob"),
-            meta=fields.opt_obj("_meta"),
-        )
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
 class PromptArgument:
     """One argument a prompt takes."""
 
@@ -275,15 +241,6 @@ class Prompt:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PromptMessage:
-    """One message of a prompt: ``role`` ("user"/"assistant") and one content block."""
-
-    role: str
-    content: JsonObject
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
 class GetPromptResult:
     """What ``prompts/get`` returned."""
 
@@ -294,35 +251,11 @@ class GetPromptResult:
     @classmethod
     def from_wire(cls, fields: Fields) -> GetPromptResult:
         """Read a wire ``GetPromptResult``."""
-        messages = []
-        for item in fields.obj_list("messages", required=True):
-            content = item.opt_obj("content")
-            if content is None:
-                content = {}
-            messages.append(PromptMessage(role=item.string("role"), content=content))
+        messages = fields.obj_list("messages", required=True)
         return cls(
-            messages=tuple(messages),
+            messages=tuple(PromptMessage.from_wire(item) for item in messages),
             description=fields.opt_string("description"),
             meta=fields.opt_obj("_meta"),
-        )
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Completion:
-    """Suggestions from ``completion/complete`` (at most 100 ``values``)."""
-
-    values: tuple[str, ...] = ()
-    total: int | None = None
-    has_more: bool = False
-
-    @classmethod
-    def from_wire(cls, fields: Fields) -> Completion:
-        """Read the ``completion`` member of a ``CompleteResult``."""
-        return cls(
-            values=fields.str_list("values"),
-            total=fields.opt_int("total"),
-            has_more=bool(fields.opt_bool("hasMore")),
         )
 
 

@@ -55,6 +55,12 @@ and orjson) and ``_codec_payloads`` (camelCase payloads), ``_capabilities``, ``_
 (in-flight ids, shared by both sides), ``_intake`` (bytes to messages),
 ``_server_connection``, ``_client_connection``; ``_fields`` (``Fields``, the strict reader of
 a peer's wire objects, which raises ``RemoteProtocolError`` saying where).
+
+The payloads both sides speak are defined here, once, each with its ``to_wire`` and
+``from_wire``, so that a spec revision is one edit: ``_tools`` (``ToolAnnotations``),
+``_resources`` (``ResourceContents``), ``_prompts`` (``PromptMessage``), ``_completion``
+(``Completion``), ``_pagination`` (``Page``), ``_roots`` (``Root``), ``_elicitation``
+(``ElicitResult``). ``trimcp.client`` and ``trimcp.server`` re-export the same classes.
 """
 
 from ._capabilities import ClientCapabilities as ClientCapabilities
@@ -64,6 +70,9 @@ from ._client_connection import ClientOptions as ClientOptions
 from ._codec import dump as encode_message
 from ._codec import load as decode_json
 from ._codec import parse_message as parse_message
+from ._completion import Completion as Completion
+from ._elicitation import ElicitAction as ElicitAction
+from ._elicitation import ElicitResult as ElicitResult
 from ._errors import ErrorCode as ErrorCode
 from ._errors import error_object_for as error_object_for
 from ._events import Cancelled as Cancelled
@@ -96,10 +105,15 @@ from ._messages import Notification as Notification
 from ._messages import Request as Request
 from ._messages import Response as Response
 from ._messages import Result as Result
+from ._pagination import Page as Page
+from ._prompts import PromptMessage as PromptMessage
+from ._resources import ResourceContents as ResourceContents
+from ._roots import Root as Root
 from ._server_connection import LEGACY_ALIASES as LEGACY_ALIASES
 from ._server_connection import ConnectionStatistics as ConnectionStatistics
 from ._server_connection import ServerConnection as ServerConnection
 from ._server_connection import ServerOptions as ServerOptions
+from ._tools import ToolAnnotations as ToolAnnotations
 from ._types import CancelledParams as CancelledParams
 from ._types import Implementation as Implementation
 from ._types import InitializeParams as InitializeParams
@@ -124,7 +138,10 @@ __all__ = [
     "ClientCapabilities",
     "ClientConnection",
     "ClientOptions",
+    "Completion",
     "ConnectionStatistics",
+    "ElicitAction",
+    "ElicitResult",
     "ErrorCode",
     "ErrorObject",
     "ErrorResponse",
@@ -143,21 +160,26 @@ __all__ = [
     "Message",
     "Notification",
     "NotificationReceived",
+    "Page",
     "Phase",
     "ProgressParams",
     "ProgressReceived",
     "ProgressToken",
+    "PromptMessage",
     "ProtocolViolation",
     "ReplyToSend",
     "Request",
     "RequestId",
     "RequestReceived",
+    "ResourceContents",
     "Response",
     "ResponseReceived",
     "Result",
+    "Root",
     "ServerCapabilities",
     "ServerConnection",
     "ServerOptions",
+    "ToolAnnotations",
     "UnexpectedResponse",
     "VersionFeatures",
     "decode_json",

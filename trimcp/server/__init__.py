@@ -25,20 +25,25 @@ is ``trimcp.testing.open_in_memory_client``.
 
 from __future__ import annotations
 
+# The payloads the client side speaks too, defined once in the protocol core.
+from trimcp.protocol import Completion as Completion
+from trimcp.protocol import ElicitResult as ElicitResult
+from trimcp.protocol import Page as Page
+from trimcp.protocol import PromptMessage as PromptMessage
+from trimcp.protocol import ResourceContents as ResourceContents
+from trimcp.protocol import Root as Root
+from trimcp.protocol import ToolAnnotations as ToolAnnotations
+
 from ._client_features import ClientCapabilityMissing as ClientCapabilityMissing
 from ._client_features import ElicitationError as ElicitationError
-from ._client_features import ElicitResult as ElicitResult
-from ._client_features import Root as Root
 from ._client_features import SampleResult as SampleResult
 from ._client_features import SamplingOptions as SamplingOptions
-from ._completion import Completion as Completion
 from ._completion import CompletionHandler as CompletionHandler
 from ._completion import PromptRef as PromptRef
 from ._completion import ResourceTemplateRef as ResourceTemplateRef
 from ._content import Audio as Audio
 from ._content import EmbeddedResource as EmbeddedResource
 from ._content import Image as Image
-from ._content import ResourceContents as ResourceContents
 from ._content import ResourceLink as ResourceLink
 from ._context import Context as Context
 from ._docstrings import Docstring as Docstring
@@ -46,10 +51,8 @@ from ._docstrings import parse_docstring as parse_docstring
 from ._hints import SchemaError as SchemaError
 from ._pagination import CursorCodec as CursorCodec
 from ._pagination import InvalidCursor as InvalidCursor
-from ._pagination import Page as Page
 from ._pagination import Paginator as Paginator
 from ._pagination import snapshot_of as snapshot_of
-from ._prompts import PromptMessage as PromptMessage
 from ._prompts import PromptOptions as PromptOptions
 from ._resources import ResourceOptions as ResourceOptions
 from ._schema import FunctionSchema as FunctionSchema
@@ -65,7 +68,6 @@ from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
 from ._server import ServerOptions as ServerOptions
 from ._tasks import TaskPolicy as TaskPolicy
-from ._tools import ToolAnnotations as ToolAnnotations
 from ._tools import ToolError as ToolError
 from ._tools import ToolOptions as ToolOptions
 from ._uri_template import TemplateError as TemplateError

@@ -7,13 +7,16 @@ MCP 2025-11-25, Client Features > Sampling, Elicitation, Roots.
 
 from __future__ import annotations
 
+import contextlib
 import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from trimcp.errors import LocalProtocolError, TrimcpError
+from trimcp.errors import LocalProtocolError, RemoteProtocolError, TrimcpError
+from trimcp.protocol import ElicitAction, ElicitResult, Fields, PromptMessage, Root
 from trimcp.server._content import content_block
 from trimcp.server._conversion import ArgumentError, convert_value
+from trimcp.server._prompts import wire_message
 from trimcp.server._schema import derive_output_schema
 from trimcp.server._validation import compiled_validator
 from trimcp.server._values import to_jsonable
@@ -25,9 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ClientCapabilityMissing",
-    "ElicitResult",
     "ElicitationError",
-    "Root",
     "SampleResult",
     "SamplingOptions",
     "elicitation_schema",
@@ -96,6 +97,8 @@ _SAMPLING_KEYS = {
 def _sampling_message(message: object) -> JsonValue:
     if isinstance(message, str):
         return {"role": "user", "content": content_block(message)}
+    if isinstance(message, PromptMessage):
+        return wire_message(message)
     to_wire = getattr(message, "to_wire", None)
     if callable(to_wire):
         return typing.cast("JsonValue", to_wire())
@@ -153,23 +156,7 @@ def read_sample_result(result: JsonObject) -> SampleResult:
 
 # --- elicitation -----------------------------------------------------------------------------
 
-
-@typing.final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ElicitResult:
-    """The user's answer: ``action`` is ``"accept"``, ``"decline"`` or ``"cancel"``.
-
-    ``content`` is set only for an accepted form: the validated answers, converted to the
-    requested type when ``elicit`` was given a class (dataclass, TypedDict, pydantic model).
-    """
-
-    action: str
-    content: object = None
-
-    @property
-    def accepted(self) -> bool:
-        """Tell whether the user accepted."""
-        return self.action == "accept"
+_ACTIONS: dict[str, ElicitAction] = {"accept": "accept", "decline": "decline", "cancel": "cancel"}
 
 
 def elicitation_schema(schema_or_type: Mapping[str, object] | type) -> JsonObject:
@@ -203,11 +190,12 @@ def read_elicit_result(
     Raises:
         ElicitationError: an unknown action, or accepted content that breaks ``schema``.
     """
-    action = result.get("action")
-    if action not in ("accept", "decline", "cancel"):
-        raise ElicitationError(f"the client answered with an unknown action {action!r}")
+    raw_action = result.get("action")
+    action = _ACTIONS.get(raw_action) if isinstance(raw_action, str) else None
+    if action is None:
+        raise ElicitationError(f"the client answered with an unknown action {raw_action!r}")
     if action != "accept" or not schema:
-        return ElicitResult(action=str(action))
+        return ElicitResult(action=action)
     content = result.get("content", {})
     errors = sorted(compiled_validator(schema).iter_errors(content), key=str)
     if errors:
@@ -225,21 +213,12 @@ def read_elicit_result(
 # --- roots -----------------------------------------------------------------------------------
 
 
-@typing.final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Root:
-    """A root the client exposes (``file://`` URIs in 2025-11-25)."""
-
-    uri: str
-    name: str | None = None
-
-
 def read_roots(result: JsonObject) -> list[Root]:
     """Read a ``ListRootsResult``, skipping malformed entries."""
     roots = result.get("roots")
     found: list[Root] = []
-    for item in roots if isinstance(roots, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("uri"), str):
-            name = item.get("name")
-            found.append(Root(uri=str(item["uri"]), name=name if isinstance(name, str) else None))
+    for index, item in enumerate(roots if isinstance(roots, list) else []):
+        # One malformed entry should not hide the client's other roots from a tool.
+        with contextlib.suppress(RemoteProtocolError):
+            found.append(Root.from_wire(Fields(item, f"roots/list: roots[{index}]")))
     return found

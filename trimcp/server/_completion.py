@@ -14,13 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from trimcp.errors import InvalidParams
+from trimcp.protocol import Completion
 
 if typing.TYPE_CHECKING:
-    from trimcp.protocol import JsonObject, JsonValue
+    from trimcp.protocol import JsonObject
 
 __all__ = [
     "MAX_COMPLETION_VALUES",
-    "Completion",
     "CompletionHandler",
     "PromptRef",
     "ResourceTemplateRef",
@@ -46,16 +46,6 @@ class ResourceTemplateRef:
     """``{"type": "ref/resource", "uri": ...}`` (a URI template or a URI)."""
 
     uri: str
-
-
-@typing.final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Completion:
-    """Completion values, with the optional ``total`` and ``has_more`` hints."""
-
-    values: Sequence[str]
-    total: int | None = None
-    has_more: bool | None = None
 
 
 CompletionHandler = Callable[
@@ -112,9 +102,4 @@ def completion_result(answer: Sequence[str] | Completion) -> JsonObject:
     if len(values) > MAX_COMPLETION_VALUES:
         total = total if total is not None else len(values)
         values, has_more = values[:MAX_COMPLETION_VALUES], True
-    body: dict[str, JsonValue] = {"values": list["JsonValue"](values)}
-    if total is not None:
-        body["total"] = total
-    if has_more is not None:
-        body["hasMore"] = has_more
-    return {"completion": body}
+    return {"completion": Completion(values=values, total=total, has_more=has_more).to_wire()}

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trimcp.protocol import ResourceContents
 from trimcp.server._values import OutputError, to_jsonable
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ __all__ = [
     "Audio",
     "EmbeddedResource",
     "Image",
-    "ResourceContents",
     "ResourceLink",
     "content_block",
     "content_blocks",
@@ -118,39 +118,6 @@ class Audio(_Media):
 
     __slots__ = ()
     _kind = "audio"
-
-
-@typing.final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceContents:
-    """One item of a ``resources/read`` result: ``text`` or binary ``blob``, never both.
-
-    ``blob`` holds raw bytes; the wire form is base64 (Resources: binary MUST be correctly
-    base64-encoded).
-    """
-
-    uri: str
-    text: str | None = None
-    blob: bytes | None = None
-    mime_type: str | None = None
-    meta: Mapping[str, object] | None = None
-
-    def __post_init__(self) -> None:
-        if (self.text is None) == (self.blob is None):
-            raise ValueError("resource contents need exactly one of text and blob")
-
-    def to_wire(self) -> JsonObject:
-        """Return the wire ``TextResourceContents`` or ``BlobResourceContents``."""
-        wire: JsonObject = {"uri": self.uri}
-        if self.mime_type is not None:
-            wire["mimeType"] = self.mime_type
-        if self.blob is not None:
-            wire["blob"] = _b64(self.blob)
-        else:
-            wire["text"] = self.text
-        if self.meta:
-            wire["_meta"] = to_jsonable(dict(self.meta))
-        return wire
 
 
 @typing.final

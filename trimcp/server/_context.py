@@ -13,8 +13,6 @@ import typing
 from typing import TYPE_CHECKING, Unpack
 
 from trimcp.server._client_features import (
-    ElicitResult,
-    Root,
     SampleResult,
     SamplingOptions,
     elicitation_schema,
@@ -31,7 +29,7 @@ from trimcp.sessions import LOG_LEVELS
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-    from trimcp.protocol import JsonObject, JsonValue, ProgressToken, RequestId
+    from trimcp.protocol import ElicitResult, JsonObject, JsonValue, ProgressToken, RequestId, Root
     from trimcp.sessions import RequestContext, SessionHandle
 
     ResourceReader = Callable[[str, "Context"], Awaitable[list[JsonObject]]]

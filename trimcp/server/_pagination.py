@@ -28,6 +28,7 @@ import typing
 from dataclasses import dataclass
 
 from trimcp.errors import TrimcpError
+from trimcp.protocol import Page
 
 if typing.TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -36,7 +37,6 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "CursorCodec",
     "InvalidCursor",
-    "Page",
     "Paginator",
     "snapshot_of",
 ]
@@ -138,15 +138,6 @@ class CursorCodec:
         if body.get("v") != _VERSION or not isinstance(offset, int) or offset < 0:
             raise InvalidCursor("malformed", "not a cursor this server issued")
         return offset
-
-
-@typing.final
-@dataclass(frozen=True, slots=True)
-class Page(typing.Generic[T]):
-    """One page of a list: its items and the cursor of the next page (None at the end)."""
-
-    items: tuple[T, ...]
-    next_cursor: str | None
 
 
 @typing.final

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import inspect
 import typing
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from trimcp.errors import InvalidParams
+from trimcp.protocol import PromptMessage
 from trimcp.server._content import content_block
 from trimcp.server._docstrings import parse_docstring
 from trimcp.server._resources import convert_text
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
     from trimcp.server._context import Context
 
-__all__ = ["PromptEntry", "PromptMessage", "PromptOptions"]
+__all__ = ["PromptEntry", "PromptOptions", "wire_message"]
 
 
 class PromptOptions(TypedDict, total=False):
@@ -44,25 +44,17 @@ class PromptOptions(TypedDict, total=False):
     meta: Mapping[str, object]
 
 
-@typing.final
-@dataclass(frozen=True, slots=True)
-class PromptMessage:
-    """One message of a prompt (also usable as a sampling message)."""
-
-    role: Literal["user", "assistant"]
-    content: object
-
-    def to_wire(self) -> JsonObject:
-        """Return the wire ``PromptMessage``."""
-        return {"role": self.role, "content": content_block(self.content)}
+def wire_message(message: PromptMessage) -> JsonObject:
+    """Return the wire form of ``message``, its content made a block (``content_block``)."""
+    return PromptMessage(message.role, content_block(message.content)).to_wire()
 
 
 def _message(item: object) -> JsonValue:
     if isinstance(item, PromptMessage):
-        return item.to_wire()
+        return wire_message(item)
     if isinstance(item, dict) and "role" in item and "content" in item:
         return {"role": to_jsonable(item["role"]), "content": content_block(item["content"])}
-    return PromptMessage("user", item).to_wire()
+    return wire_message(PromptMessage("user", item))
 
 
 def messages_of(value: object) -> list[JsonValue]:

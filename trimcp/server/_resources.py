@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from trimcp.errors import ResourceNotFound
-from trimcp.server._content import ResourceContents, json_text
+from trimcp.protocol import ResourceContents
+from trimcp.server._content import json_text
 from trimcp.server._conversion import ArgumentError, convert_value
 from trimcp.server._docstrings import parse_docstring
 from trimcp.server._schema import ContextMarker

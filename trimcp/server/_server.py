@@ -48,7 +48,7 @@ from trimcp.notify import NotificationHub
 from trimcp.protocol import Implementation, ServerCapabilities
 from trimcp.server._broadcast import SessionSet
 from trimcp.server._catalog import Catalog
-from trimcp.server._client_features import Root, read_roots, require_capability
+from trimcp.server._client_features import read_roots, require_capability
 from trimcp.server._context import Context
 from trimcp.server._dispatch import Call, dispatch
 from trimcp.server._fanout import Fanout
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     from trimcp.http import HttpListener, ListenerSettings
-    from trimcp.protocol import JsonObject, JsonValue, Notification, Request
+    from trimcp.protocol import JsonObject, JsonValue, Notification, Request, Root
     from trimcp.server._completion import CompletionHandler
     from trimcp.sessions import RequestContext, SessionHandle
     from trimcp.transports import WebSocketServerInfo, WebSocketStream

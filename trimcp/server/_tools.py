@@ -18,12 +18,12 @@ import inspect
 import logging
 import re
 import typing
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import trio
 
 from trimcp.errors import TrimcpError, UrlElicitationRequired
+from trimcp.protocol import ToolAnnotations
 from trimcp.server._content import content_blocks, json_text
 from trimcp.server._conversion import ArgumentError
 from trimcp.server._hints import SchemaError, classify
@@ -43,39 +43,12 @@ if TYPE_CHECKING:
     from trimcp.server._schema import FunctionSchema
     from trimcp.server._tasks import TaskSupport
 
-__all__ = ["ToolAnnotations", "ToolEntry", "ToolError", "ToolOptions", "error_result"]
+__all__ = ["ToolEntry", "ToolError", "ToolOptions", "error_result"]
 
 logger = logging.getLogger(__name__)
 
 # Tools > Tool Names (2025-11-25): SHOULD be 1-128 characters of A-Z a-z 0-9 _ - .
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-
-
-@typing.final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolAnnotations:
-    """Behaviour hints for clients (untrusted unless the server is): ``ToolAnnotations``.
-
-    Unset fields are left out, so the spec defaults apply: read-only false, destructive
-    true, idempotent false, open-world true.
-    """
-
-    title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
-
-    def to_wire(self) -> JsonObject:
-        """Return the camelCase wire object."""
-        pairs = {
-            "title": self.title,
-            "readOnlyHint": self.read_only_hint,
-            "destructiveHint": self.destructive_hint,
-            "idempotentHint": self.idempotent_hint,
-            "openWorldHint": self.open_world_hint,
-        }
-        return {key: value for key, value in pairs.items() if value is not None}
 
 
 class ToolOptions(TypedDict, total=False):
