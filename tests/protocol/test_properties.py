@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from trimcp.errors import LocalProtocolError
 from trimcp.protocol import (
-    Cancelled,
+    CancelReceived,
     JsonValue,
     Phase,
     ReplyToSend,
@@ -173,7 +173,7 @@ class ServerModel(RuleBasedStateMachine):
             request_id in self.in_flight - self.cancelled
             and self.phase is not Phase.AWAITING_INITIALIZE
         ):
-            assert events == [Cancelled(request_id=request_id)]
+            assert events == [CancelReceived(request_id=request_id)]
             self.cancelled.add(request_id)
         else:
             assert events == []

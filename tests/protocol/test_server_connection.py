@@ -6,7 +6,7 @@ import pytest
 
 from trimcp.errors import LocalProtocolError
 from trimcp.protocol import (
-    Cancelled,
+    CancelReceived,
     ErrorObject,
     Implementation,
     Initialized,
@@ -366,7 +366,7 @@ def test_cancelled_request_sends_nothing() -> None:
     events = conn.receive(
         msg(method="notifications/cancelled", params={"requestId": 42, "reason": "stop"})
     )
-    assert events == [Cancelled(request_id=42, reason="stop")]
+    assert events == [CancelReceived(request_id=42, reason="stop")]
     assert conn.is_cancelled(42)
     assert not conn.wants_progress(42)
     assert conn.send_progress(42, 1) == b""

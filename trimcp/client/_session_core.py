@@ -44,7 +44,7 @@ from trimcp.errors import (
 from trimcp.protocol import (
     DEFAULT_MAX_MESSAGE_SIZE,
     LATEST_VERSION,
-    Cancelled,
+    CancelReceived,
     ErrorObject,
     ErrorResponse,
     InitializeCompleted,
@@ -506,7 +506,7 @@ class SessionCore:
         elif isinstance(event, RequestReceived):
             assert self._nursery is not None
             self._nursery.start_soon(self._serve, self._conn, event.request)
-        elif isinstance(event, Cancelled):
+        elif isinstance(event, CancelReceived):
             scope = self._serving.get((generation, event.request_id))
             if scope is not None:
                 scope.cancel()

@@ -20,7 +20,7 @@ Using it, server side (a transport or session actor is a loop around this)::
                 write(conn.respond_to_initialize())   # negotiates the version
             case RequestReceived(request=req):        # in flight until answered once
                 write(conn.send_result(req.id, {"tools": []}))   # b"" if cancelled meanwhile
-            case Cancelled(request_id=rid):           # stop the handler; its answer is dropped
+            case CancelReceived(request_id=rid):      # stop the handler; its answer is dropped
                 ...
             case ResponseReceived() | ProgressReceived():  # answers to our send_request
                 ...
@@ -28,7 +28,7 @@ Using it, server side (a transport or session actor is a loop around this)::
                                                             # declared roots (LocalProtocolError)
 
 Events (``_events``): ``RequestReceived``, ``InitializeReceived`` (server), ``Initialized``
-(server), ``InitializeCompleted`` (client), ``NotificationReceived``, ``Cancelled``,
+(server), ``InitializeCompleted`` (client), ``NotificationReceived``, ``CancelReceived``,
 ``ProgressReceived``, ``ResponseReceived``, ``UnexpectedResponse``, ``ReplyToSend``,
 ``ProtocolViolation`` (client).
 
@@ -75,7 +75,7 @@ from ._elicitation import ElicitAction as ElicitAction
 from ._elicitation import ElicitResult as ElicitResult
 from ._errors import ErrorCode as ErrorCode
 from ._errors import error_object_for as error_object_for
-from ._events import Cancelled as Cancelled
+from ._events import CancelReceived as CancelReceived
 from ._events import Event as Event
 from ._events import InitializeCompleted as InitializeCompleted
 from ._events import Initialized as Initialized
@@ -133,7 +133,7 @@ __all__ = [
     "LEGACY_ALIASES",
     "SUPPORTED_VERSIONS",
     "Absent",
-    "Cancelled",
+    "CancelReceived",
     "CancelledParams",
     "ClientCapabilities",
     "ClientConnection",

@@ -67,11 +67,12 @@ class NotificationReceived:
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Cancelled:
-    """The peer cancelled one of its in-flight requests.
+class CancelReceived:
+    """The peer cancelled one of its in-flight requests (``notifications/cancelled``).
 
-    Stop the work. Any later ``send_result``/``send_error``/``send_progress`` for this id
-    returns ``b""`` (MCP 2025-11-25, Utilities > Cancellation: send no response).
+    Not called ``Cancelled``, so that it never shadows ``trio.Cancelled`` in code that
+    handles both. Stop the work. Any later ``send_result``/``send_error``/``send_progress``
+    for this id returns ``b""`` (MCP 2025-11-25, Utilities > Cancellation: send no response).
     """
 
     request_id: RequestId
@@ -138,7 +139,7 @@ Event: TypeAlias = (
     | InitializeCompleted
     | Initialized
     | NotificationReceived
-    | Cancelled
+    | CancelReceived
     | ProgressReceived
     | ResponseReceived
     | UnexpectedResponse

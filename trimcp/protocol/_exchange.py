@@ -21,7 +21,7 @@ from ._codec_payloads import (
     progress_token_of,
 )
 from ._events import (
-    Cancelled,
+    CancelReceived,
     NotificationReceived,
     ProgressReceived,
     ResponseReceived,
@@ -232,7 +232,7 @@ class Exchange:
         if entry is None or entry.cancelled:
             return []
         entry.cancelled = True
-        return [Cancelled(request_id=parsed.request_id, reason=parsed.reason)]
+        return [CancelReceived(request_id=parsed.request_id, reason=parsed.reason)]
 
     # --- outbound: our requests ---------------------------------------------------------
 

@@ -60,7 +60,7 @@ from trimcp.errors import (
     TransportClosed,
 )
 from trimcp.protocol import (
-    Cancelled,
+    CancelReceived,
     ErrorCode,
     ErrorObject,
     Initialized,
@@ -457,7 +457,7 @@ class Session(Actor):
             held, self._held = self._held or [], None
             for message in held:
                 await self._send_notify(message)
-        elif isinstance(event, Cancelled):
+        elif isinstance(event, CancelReceived):
             running = self._requests.get(event.request_id) if self._requests else None
             if running is not None:
                 running.cancel()
