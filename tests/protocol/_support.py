@@ -20,7 +20,7 @@ from trimcp.protocol import (
     ReplyToSend,
     ServerCapabilities,
     ServerConnection,
-    ServerOptions,
+    ServerConnectionOptions,
 )
 
 SPEC = Path("/work/shared/spec")
@@ -108,7 +108,7 @@ def operating_server(
     *,
     client: JsonObject | None = None,
     version: str = "2025-11-25",
-    options: ServerOptions | None = None,
+    options: ServerConnectionOptions | None = None,
 ) -> ServerConnection:
     """A server connection that has completed the handshake."""
     conn = ServerConnection(SERVER_INFO, capabilities, options)

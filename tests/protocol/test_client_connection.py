@@ -16,7 +16,7 @@ from trimcp.protocol import (
     RequestReceived,
     ResponseReceived,
     ServerConnection,
-    ServerOptions,
+    ServerConnectionOptions,
 )
 
 from ._support import (
@@ -32,7 +32,8 @@ from ._support import (
 
 
 def _pair(
-    client_caps: ClientCapabilities = FULL_CLIENT, server_options: ServerOptions | None = None
+    client_caps: ClientCapabilities = FULL_CLIENT,
+    server_options: ServerConnectionOptions | None = None,
 ) -> tuple[ClientConnection, ServerConnection]:
     client = ClientConnection(CLIENT_INFO, client_caps)
     server = ServerConnection(SERVER_INFO, ALL_SERVER, server_options)

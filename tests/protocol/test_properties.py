@@ -16,7 +16,7 @@ from trimcp.protocol import (
     ReplyToSend,
     RequestReceived,
     ServerConnection,
-    ServerOptions,
+    ServerConnectionOptions,
 )
 
 from ._support import ALL_SERVER, SERVER_INFO, decoded, initialize_request, msg, operating_server
@@ -125,7 +125,7 @@ class ServerModel(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.conn = ServerConnection(SERVER_INFO, ALL_SERVER, ServerOptions())
+        self.conn = ServerConnection(SERVER_INFO, ALL_SERVER, ServerConnectionOptions())
         self.phase = Phase.AWAITING_INITIALIZE
         self.in_flight: set[int | str] = set()
         self.cancelled: set[int | str] = set()

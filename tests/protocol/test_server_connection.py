@@ -18,7 +18,7 @@ from trimcp.protocol import (
     ResponseReceived,
     ServerCapabilities,
     ServerConnection,
-    ServerOptions,
+    ServerConnectionOptions,
     UnexpectedResponse,
 )
 
@@ -45,7 +45,8 @@ FULL_CLIENT_WIRE = {
 
 
 def test_handshake() -> None:
-    conn = ServerConnection(SERVER_INFO, ALL_SERVER, ServerOptions(instructions="be nice"))
+    options = ServerConnectionOptions(instructions="be nice")
+    conn = ServerConnection(SERVER_INFO, ALL_SERVER, options)
     [event] = conn.receive(initialize_request(1))
     assert isinstance(event, InitializeReceived)
     assert event.params.client_info.name == "test-client"
@@ -489,11 +490,12 @@ def test_legacy_aliases_only_when_enabled() -> None:
     [event] = plain.receive(msg(id=1, method="list_tools"))
     assert isinstance(event, RequestReceived)
     assert event.request.method == "list_tools"
-    legacy = operating_server(options=ServerOptions(legacy_aliases=True))
+    legacy = operating_server(options=ServerConnectionOptions(legacy_aliases=True))
     [event] = legacy.receive(msg(id=1, method="call_tool", params={"name": "x"}))
     assert isinstance(event, RequestReceived)
     assert event.request.method == "tools/call"
-    gated = operating_server(ServerCapabilities(), options=ServerOptions(legacy_aliases=True))
+    aliases = ServerConnectionOptions(legacy_aliases=True)
+    gated = operating_server(ServerCapabilities(), options=aliases)
     assert reply_of(gated.receive(msg(id=1, method="list_tools")))["error"]["code"] == -32601
 
 
@@ -505,7 +507,7 @@ def test_other_notifications_pass_through_and_initialized_twice_is_ignored() -> 
 
 
 def test_parse_errors_and_size_limit() -> None:
-    conn = ServerConnection(SERVER_INFO, options=ServerOptions(max_message_size=64))
+    conn = ServerConnection(SERVER_INFO, options=ServerConnectionOptions(max_message_size=64))
     reply = reply_of(conn.receive(b'{"jsonrpc":'))
     assert reply["error"]["code"] == -32700
     assert "id" not in reply

@@ -112,7 +112,7 @@ from ._roots import Root as Root
 from ._server_connection import LEGACY_ALIASES as LEGACY_ALIASES
 from ._server_connection import ConnectionStatistics as ConnectionStatistics
 from ._server_connection import ServerConnection as ServerConnection
-from ._server_connection import ServerOptions as ServerOptions
+from ._server_connection import ServerConnectionOptions as ServerConnectionOptions
 from ._tools import ToolAnnotations as ToolAnnotations
 from ._types import CancelledParams as CancelledParams
 from ._types import Implementation as Implementation
@@ -178,7 +178,7 @@ __all__ = [
     "Root",
     "ServerCapabilities",
     "ServerConnection",
-    "ServerOptions",
+    "ServerConnectionOptions",
     "ToolAnnotations",
     "UnexpectedResponse",
     "VersionFeatures",

@@ -63,7 +63,7 @@ _FEATURE_FOR_FLAG: Final = {
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ServerOptions:
+class ServerConnectionOptions:
     """How a ``ServerConnection`` behaves beyond what it declares.
 
     ``supported_versions`` lists the versions this server speaks, newest first (a subset of
@@ -115,11 +115,11 @@ class ServerConnection:
         self,
         server_info: Implementation,
         capabilities: ServerCapabilities | None = None,
-        options: ServerOptions | None = None,
+        options: ServerConnectionOptions | None = None,
     ) -> None:
         self._server_info = server_info
         self._capabilities = capabilities or ServerCapabilities()
-        self._options = options or ServerOptions()
+        self._options = options or ServerConnectionOptions()
         self._phase = Phase.AWAITING_INITIALIZE
         self._exchange = Exchange()
         # The pending initialize request, from RECV_INITIALIZE until it is answered.

@@ -66,7 +66,7 @@ from ._schema import schema_for_type as schema_for_type
 from ._schema import structured_content as structured_content
 from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
-from ._server import ServerOptions as ServerOptions
+from ._server import MCPServerOptions as MCPServerOptions
 from ._tasks import TaskPolicy as TaskPolicy
 from ._tools import ToolError as ToolError
 from ._tools import ToolOptions as ToolOptions
@@ -97,6 +97,7 @@ __all__ = [
     "Image",
     "InvalidCursor",
     "MCPServer",
+    "MCPServerOptions",
     "OutputError",
     "OutputSpec",
     "Page",
@@ -114,7 +115,6 @@ __all__ = [
     "SampleResult",
     "SamplingOptions",
     "SchemaError",
-    "ServerOptions",
     "TaskPolicy",
     "TemplateError",
     "ToolAnnotations",

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from trimcp.sessions import RequestContext, SessionHandle
     from trimcp.transports import WebSocketServerInfo, WebSocketStream
 
-__all__ = ["MCPServer", "ServerOptions"]
+__all__ = ["MCPServer", "MCPServerOptions"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ NotificationHook = typing.Callable[["SessionHandle", "JsonObject"], typing.Await
 H = typing.TypeVar("H", bound=NotificationHook)
 
 
-class ServerOptions(TypedDict, total=False):
+class MCPServerOptions(TypedDict, total=False):
     """Keyword options of ``MCPServer``.
 
     ``page_size`` (default 50) is the length of each ``*/list`` page; ``legacy_aliases``
@@ -112,7 +112,9 @@ class MCPServer:
         server.run_stdio()
     """
 
-    def __init__(self, name: str, version: str = "0.1.0", **options: Unpack[ServerOptions]) -> None:
+    def __init__(
+        self, name: str, version: str = "0.1.0", **options: Unpack[MCPServerOptions]
+    ) -> None:
         icons = tuple(dict(icon) for icon in options.get("icons", ()))
         self._info = Implementation(
             name=name,

@@ -74,7 +74,7 @@ from trimcp.protocol import (
     ResponseReceived,
     Result,
     ServerConnection,
-    ServerOptions,
+    ServerConnectionOptions,
     UnexpectedResponse,
     error_object_for,
 )
@@ -154,9 +154,9 @@ class _Reading:
 @functools.lru_cache(maxsize=64)
 def _server_options(
     instructions: str | None, max_message_size: int, legacy_aliases: bool
-) -> ServerOptions:
+) -> ServerConnectionOptions:
     # Shared by the sessions of a server (frozen), rather than one copy per session.
-    return ServerOptions(
+    return ServerConnectionOptions(
         instructions=instructions,
         max_message_size=max_message_size,
         legacy_aliases=legacy_aliases,
