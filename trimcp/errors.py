@@ -10,7 +10,8 @@ means this side closed the mailbox, ``ActorGone`` means the actor exited under t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -447,6 +448,132 @@ class UrlElicitationRequired(JsonRpcError):
     ) -> None:
         super().__init__(self.CODE, message, {"elicitations": list(elicitations)})
         self.elicitations = tuple(elicitations)
+
+
+# --- the server API (trimcp.server) ---------------------------------------------------------
+
+
+class SchemaError(TrimcpError):
+    """A function signature or type hint cannot be described as JSON Schema.
+
+    Raised when a tool, resource or prompt is defined (decoration time), never while
+    serving a request, so it points at a programming error.
+    """
+
+
+class UnsupportedDialect(SchemaError):
+    """A schema's ``$schema`` names a dialect trimcp cannot validate.
+
+    MCP 2025-11-25 (Basic > JSON Schema Usage > Schema Dialect): a schema without
+    ``$schema`` is 2020-12 and may name another dialect; one trimcp cannot validate is
+    refused with this error rather than checked by the wrong rules. ``supported`` are the
+    dialect URIs that are validated, without their scheme.
+    """
+
+    def __init__(self, dialect: object, supported: Sequence[str]) -> None:
+        listed = ", ".join(f"https://{uri}" for uri in supported)
+        super().__init__(
+            f"unsupported JSON Schema dialect {dialect!r}; supported dialects: {listed}"
+        )
+        self.dialect = dialect
+
+
+def _format_path(path: tuple[str | int, ...], root: str) -> str:
+    if not path:
+        return root
+    text = str(path[0])
+    for part in path[1:]:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    """One thing wrong with a call's arguments: where, what was given, what was expected.
+
+    It lives here, beside ``ArgumentError``, because it is what that error carries.
+    """
+
+    path: tuple[str | int, ...]
+    given: str
+    expected: str
+    #: "mismatch", "missing" (a required member is absent) or "unexpected" (unknown member)
+    kind: str = "mismatch"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self, *, root: str = "arguments") -> str:
+        """Say the problem in one line, spelling the path ``point.tags[2]`` (empty: ``root``)."""
+        where = _format_path(self.path, root)
+        if self.kind == "missing":
+            return f"{where}: missing (required)"
+        if self.kind == "unexpected":
+            return f"{where}: unexpected, got {self.given}; {self.expected}"
+        return f"{where}: expected {self.expected}, got {self.given}"
+
+
+class ArgumentError(TrimcpError):
+    """The arguments of a call do not fit the function's input schema or parameter types.
+
+    ``problems`` lists every problem found (at most ``MAX_PROBLEMS``), first by position.
+    The server turns this into a tool result with ``isError: true`` (MCP 2025-11-25, Tools >
+    Error Handling), not a JSON-RPC error.
+    """
+
+    MAX_PROBLEMS = 10
+
+    def __init__(self, problems: Sequence[ArgumentProblem]) -> None:
+        self.problems = tuple(problems[: self.MAX_PROBLEMS])
+        lines = "; ".join(str(problem) for problem in self.problems)
+        super().__init__(f"invalid arguments: {lines}")
+
+
+class OutputError(TrimcpError):
+    """A tool's return value cannot become ``structuredContent`` matching its outputSchema.
+
+    A server fault, not the caller's: MCP 2025-11-25 (Tools > Output Schema) says a server
+    declaring an outputSchema MUST return conforming structured results.
+    """
+
+
+class ToolError(TrimcpError):
+    """Raise in a tool to fail the call with exactly this message (``isError: true``).
+
+    Any other exception also becomes an ``isError`` result, prefixed with the tool's name
+    and logged with its traceback; ``ToolError`` is for failures the tool expects and
+    words itself, and it is not logged as a crash.
+    """
+
+
+class InvalidCursor(TrimcpError):
+    """A cursor is malformed, tampered with, foreign, stale or from another list method.
+
+    The server answers -32602 Invalid params (MCP 2025-11-25, Utilities > Pagination >
+    Error Handling). ``reason`` is a short machine-readable word: ``malformed``,
+    ``signature``, ``method``, ``stale`` or ``range``.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"invalid cursor: {message}")
+        self.reason = reason
+
+
+class TemplateError(TrimcpError):
+    """A malformed URI template, or a value a template cannot expand (RFC 6570 section 3)."""
+
+
+class ClientCapabilityMissing(LocalProtocolError):
+    """The client did not declare what this request needs (``sampling``, ``roots``, ...).
+
+    Raised before anything is sent; a ``LocalProtocolError`` because sending it would break
+    the capability negotiation (MCP 2025-11-25, Lifecycle > Capability Negotiation).
+    """
+
+
+class ElicitationError(TrimcpError):
+    """The client accepted an elicitation but its ``content`` breaks the requested schema."""
 
 
 class SessionLimitReached(TrimcpError):

@@ -25,6 +25,18 @@ is ``trimcp.testing.open_in_memory_client``.
 
 from __future__ import annotations
 
+# The server API's exceptions, which live with every other in trimcp.errors.
+from trimcp.errors import ArgumentError as ArgumentError
+from trimcp.errors import ArgumentProblem as ArgumentProblem
+from trimcp.errors import ClientCapabilityMissing as ClientCapabilityMissing
+from trimcp.errors import ElicitationError as ElicitationError
+from trimcp.errors import InvalidCursor as InvalidCursor
+from trimcp.errors import OutputError as OutputError
+from trimcp.errors import SchemaError as SchemaError
+from trimcp.errors import TemplateError as TemplateError
+from trimcp.errors import ToolError as ToolError
+from trimcp.errors import UnsupportedDialect as UnsupportedDialect
+
 # The payloads the client side speaks too, defined once in the protocol core.
 from trimcp.protocol import Completion as Completion
 from trimcp.protocol import ElicitResult as ElicitResult
@@ -34,8 +46,6 @@ from trimcp.protocol import ResourceContents as ResourceContents
 from trimcp.protocol import Root as Root
 from trimcp.protocol import ToolAnnotations as ToolAnnotations
 
-from ._client_features import ClientCapabilityMissing as ClientCapabilityMissing
-from ._client_features import ElicitationError as ElicitationError
 from ._client_features import SampleResult as SampleResult
 from ._client_features import SamplingOptions as SamplingOptions
 from ._completion import CompletionHandler as CompletionHandler
@@ -48,15 +58,12 @@ from ._content import ResourceLink as ResourceLink
 from ._context import Context as Context
 from ._docstrings import Docstring as Docstring
 from ._docstrings import parse_docstring as parse_docstring
-from ._hints import SchemaError as SchemaError
 from ._pagination import CursorCodec as CursorCodec
-from ._pagination import InvalidCursor as InvalidCursor
 from ._pagination import Paginator as Paginator
 from ._pagination import snapshot_of as snapshot_of
 from ._prompts import PromptOptions as PromptOptions
 from ._resources import ResourceOptions as ResourceOptions
 from ._schema import FunctionSchema as FunctionSchema
-from ._schema import OutputError as OutputError
 from ._schema import OutputSpec as OutputSpec
 from ._schema import Param as Param
 from ._schema import ParameterSpec as ParameterSpec
@@ -68,14 +75,9 @@ from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
 from ._server import MCPServerOptions as MCPServerOptions
 from ._tasks import TaskPolicy as TaskPolicy
-from ._tools import ToolError as ToolError
 from ._tools import ToolOptions as ToolOptions
-from ._uri_template import TemplateError as TemplateError
 from ._uri_template import UriTemplate as UriTemplate
-from ._validation import ArgumentError as ArgumentError
-from ._validation import ArgumentProblem as ArgumentProblem
 from ._validation import CallArguments as CallArguments
-from ._validation import UnsupportedDialect as UnsupportedDialect
 from ._validation import validate_arguments as validate_arguments
 from ._validation import validate_structured_content as validate_structured_content
 

@@ -12,10 +12,15 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from trimcp.errors import LocalProtocolError, RemoteProtocolError, TrimcpError
+from trimcp.errors import (
+    ArgumentError,
+    ClientCapabilityMissing,
+    ElicitationError,
+    RemoteProtocolError,
+)
 from trimcp.protocol import ElicitAction, ElicitResult, Fields, PromptMessage, Root
 from trimcp.server._content import content_block
-from trimcp.server._conversion import ArgumentError, convert_value
+from trimcp.server._conversion import convert_value
 from trimcp.server._prompts import wire_message
 from trimcp.server._schema import derive_output_schema
 from trimcp.server._validation import compiled_validator
@@ -27,8 +32,6 @@ if TYPE_CHECKING:
     from trimcp.protocol import ClientCapabilities, JsonObject, JsonValue
 
 __all__ = [
-    "ClientCapabilityMissing",
-    "ElicitationError",
     "SampleResult",
     "SamplingOptions",
     "elicitation_schema",
@@ -38,18 +41,6 @@ __all__ = [
     "require_capability",
     "sampling_params",
 ]
-
-
-class ClientCapabilityMissing(LocalProtocolError):
-    """The client did not declare what this request needs (``sampling``, ``roots``, ...).
-
-    Raised before anything is sent; a ``LocalProtocolError`` because sending it would break
-    the capability negotiation (MCP 2025-11-25, Lifecycle > Capability Negotiation).
-    """
-
-
-class ElicitationError(TrimcpError):
-    """The client accepted an elicitation but its ``content`` breaks the requested schema."""
 
 
 def require_capability(capabilities: ClientCapabilities, flag: str, what: str) -> None:

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trimcp.errors import OutputError
 from trimcp.protocol import ResourceContents
-from trimcp.server._values import OutputError, to_jsonable
+from trimcp.server._values import to_jsonable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -1,9 +1,9 @@
 """Convert validated JSON arguments to the Python values a function's hints describe.
 
-The second step of argument checking (``_validation`` runs JSON Schema first), and the
-home of ``ArgumentError``: every complaint names the argument path, what was given and
-what was expected, so the model can correct its call (MCP 2025-11-25, Tools > Error
-Handling: input validation failures are tool execution errors).
+The second step of argument checking (``_validation`` runs JSON Schema first). What does
+not fit raises ``ArgumentError`` (``trimcp.errors``): every complaint names the argument
+path, what was given and what was expected, so the model can correct its call (MCP
+2025-11-25, Tools > Error Handling: input validation failures are tool execution errors).
 
 Conversion never coerces between JSON types: ``"3"`` is not an integer. The only widening
 is the JSON one: an integer is accepted where a number (``float``) is expected, and a
@@ -18,69 +18,11 @@ import json
 import typing
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from trimcp.errors import TrimcpError
+from trimcp.errors import ArgumentError, ArgumentProblem
 from trimcp.server._hints import Hint, HintKind, classify, fields_of
 
-__all__ = [
-    "ArgumentError",
-    "ArgumentProblem",
-    "convert_value",
-    "describe_value",
-    "format_path",
-    "unexpected_problem",
-]
-
-
-@typing.final
-@dataclass(frozen=True, slots=True)
-class ArgumentProblem:
-    """One thing wrong with the arguments: where, what was given, what was expected."""
-
-    path: tuple[str | int, ...]
-    given: str
-    expected: str
-    #: "mismatch", "missing" (a required member is absent) or "unexpected" (unknown member)
-    kind: str = "mismatch"
-
-    def __str__(self) -> str:
-        return self.describe()
-
-    def describe(self, *, root: str = "arguments") -> str:
-        """Say the problem in one line, calling the empty path ``root``."""
-        where = format_path(self.path, root=root)
-        if self.kind == "missing":
-            return f"{where}: missing (required)"
-        if self.kind == "unexpected":
-            return f"{where}: unexpected, got {self.given}; {self.expected}"
-        return f"{where}: expected {self.expected}, got {self.given}"
-
-
-class ArgumentError(TrimcpError):
-    """The arguments of a call do not fit the function's input schema or parameter types.
-
-    ``problems`` lists every problem found (at most ``MAX_PROBLEMS``), first by position.
-    The server turns this into a tool result with ``isError: true`` (MCP 2025-11-25, Tools >
-    Error Handling), not a JSON-RPC error.
-    """
-
-    MAX_PROBLEMS = 10
-
-    def __init__(self, problems: typing.Sequence[ArgumentProblem]) -> None:
-        self.problems = tuple(problems[: self.MAX_PROBLEMS])
-        lines = "; ".join(str(problem) for problem in self.problems)
-        super().__init__(f"invalid arguments: {lines}")
-
-
-def format_path(path: tuple[str | int, ...], *, root: str = "arguments") -> str:
-    """Spell an argument path as ``point.tags[2]``; the empty path is ``root``."""
-    if not path:
-        return root
-    text = str(path[0])
-    for part in path[1:]:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
+__all__ = ["convert_value", "describe_value", "unexpected_problem"]
 
 
 def describe_value(value: object) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from trimcp.errors import InvalidCursor, InvalidParams, MethodNotFound, ResourceNotFound
 from trimcp.protocol import LATEST_VERSION, features
 from trimcp.server._compat import call_result_for, definition_for, prompt_result_for
 from trimcp.server._completion import (
@@ -22,7 +22,7 @@ from trimcp.server._completion import (
     completion_result,
     read_completion_request,
 )
-from trimcp.server._pagination import InvalidCursor, snapshot_of
+from trimcp.server._pagination import snapshot_of
 from trimcp.server._tasks import TaskRequest, announce, outcome, run_task
 
 if TYPE_CHECKING:

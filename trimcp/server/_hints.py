@@ -21,26 +21,17 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Annotated, Any, Literal, NotRequired, Required, Union
 
-from trimcp.errors import TrimcpError
+from trimcp.errors import SchemaError
 
 __all__ = [
     "MISSING",
     "FieldSpec",
     "Hint",
     "HintKind",
-    "SchemaError",
     "classify",
     "fields_of",
     "is_pydantic_model",
 ]
-
-
-class SchemaError(TrimcpError):
-    """A function signature or type hint cannot be described as JSON Schema.
-
-    Raised when a tool, resource or prompt is defined (decoration time), never while
-    serving a request, so it points at a programming error.
-    """
 
 
 class _Missing(enum.Enum):

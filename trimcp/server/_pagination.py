@@ -4,7 +4,7 @@ MCP 2025-11-25 (Utilities > Pagination): ``tools/list``, ``prompts/list``,
 ``resources/list``, ``resources/templates/list`` and ``tasks/list`` take an opaque
 ``cursor`` and answer ``nextCursor`` until the end; the page size is the server's choice;
 an invalid cursor SHOULD be answered with -32602 Invalid params (the server maps
-``InvalidCursor`` to ``trimcp.errors.InvalidParams``).
+``trimcp.errors.InvalidCursor`` to ``InvalidParams``).
 
 A cursor is ``base64url(payload) "." base64url(HMAC-SHA256(secret, payload)[:16])`` where
 the payload is compact JSON ``{"v":1,"m":method,"o":offset,"s":snapshot}``. The MAC makes
@@ -27,7 +27,7 @@ import os
 import typing
 from dataclasses import dataclass
 
-from trimcp.errors import TrimcpError
+from trimcp.errors import InvalidCursor
 from trimcp.protocol import Page
 
 if typing.TYPE_CHECKING:
@@ -36,7 +36,6 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "CursorCodec",
-    "InvalidCursor",
     "Paginator",
     "snapshot_of",
 ]
@@ -49,19 +48,6 @@ _MAC_BYTES = 16
 _VERSION = 1
 
 T = typing.TypeVar("T")
-
-
-class InvalidCursor(TrimcpError):
-    """A cursor is malformed, tampered with, foreign, stale or from another list method.
-
-    The server answers -32602 Invalid params (MCP 2025-11-25, Utilities > Pagination >
-    Error Handling). ``reason`` is a short machine-readable word: ``malformed``,
-    ``signature``, ``method``, ``stale`` or ``range``.
-    """
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(f"invalid cursor: {message}")
-        self.reason = reason
 
 
 def _b64encode(data: bytes) -> str:

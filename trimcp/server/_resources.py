@@ -20,10 +20,10 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from trimcp.errors import ResourceNotFound
+from trimcp.errors import ArgumentError, ResourceNotFound
 from trimcp.protocol import ResourceContents
 from trimcp.server._content import json_text
-from trimcp.server._conversion import ArgumentError, convert_value
+from trimcp.server._conversion import convert_value
 from trimcp.server._docstrings import parse_docstring
 from trimcp.server._schema import ContextMarker
 from trimcp.server._uri_template import UriTemplate

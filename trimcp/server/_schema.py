@@ -24,9 +24,10 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trimcp.errors import OutputError, SchemaError
 from trimcp.server._docstrings import parse_docstring
-from trimcp.server._hints import MISSING, Hint, HintKind, SchemaError, classify, fields_of
-from trimcp.server._values import OutputError, to_jsonable
+from trimcp.server._hints import MISSING, Hint, HintKind, classify, fields_of
+from trimcp.server._values import to_jsonable
 
 if TYPE_CHECKING:
     import enum
@@ -37,11 +38,9 @@ if TYPE_CHECKING:
 __all__ = [
     "ContextMarker",
     "FunctionSchema",
-    "OutputError",
     "OutputSpec",
     "Param",
     "ParameterSpec",
-    "SchemaError",
     "derive_function_schema",
     "derive_output_schema",
     "schema_for_type",

@@ -22,11 +22,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import trio
 
-from trimcp.errors import TrimcpError, UrlElicitationRequired
+from trimcp.errors import (
+    ArgumentError,
+    SchemaError,
+    ToolError,
+    UrlElicitationRequired,
+)
 from trimcp.protocol import ToolAnnotations
 from trimcp.server._content import content_blocks, json_text
-from trimcp.server._conversion import ArgumentError
-from trimcp.server._hints import SchemaError, classify
+from trimcp.server._hints import classify
 from trimcp.server._schema import _STRUCTURED, derive_function_schema, structured_content
 from trimcp.server._validation import (
     compiled_validator,
@@ -43,7 +47,7 @@ if TYPE_CHECKING:
     from trimcp.server._schema import FunctionSchema
     from trimcp.server._tasks import TaskSupport
 
-__all__ = ["ToolEntry", "ToolError", "ToolOptions", "error_result"]
+__all__ = ["ToolEntry", "ToolOptions", "error_result"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,15 +79,6 @@ class ToolOptions(TypedDict, total=False):
     run_in_thread: bool
     input_schema: Mapping[str, object]
     task_support: TaskSupport
-
-
-class ToolError(TrimcpError):
-    """Raise in a tool to fail the call with exactly this message (``isError: true``).
-
-    Any other exception also becomes an ``isError`` result, prefixed with the tool's name
-    and logged with its traceback; ``ToolError`` is for failures the tool expects and
-    words itself, and it is not logged as a crash.
-    """
 
 
 def error_result(message: str) -> JsonObject:

@@ -36,18 +36,14 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from trimcp.errors import TrimcpError
+from trimcp.errors import TemplateError
 
-__all__ = ["MatchValue", "TemplateError", "TemplateValue", "UriTemplate", "VarSpec"]
+__all__ = ["MatchValue", "TemplateValue", "UriTemplate", "VarSpec"]
 
 TemplateValue: typing.TypeAlias = (
     "str | int | float | Sequence[str] | Mapping[str, str] | Sequence[tuple[str, str]] | None"
 )
 MatchValue: typing.TypeAlias = "str | list[str] | dict[str, str]"
-
-
-class TemplateError(TrimcpError):
-    """A malformed URI template, or a value a template cannot expand (RFC 6570 section 3)."""
 
 
 # RFC 3986 section 2.2 / 2.3.

@@ -33,15 +33,14 @@ import jsonschema
 import jsonschema.exceptions
 import referencing.exceptions
 
-from trimcp.server._conversion import (
+from trimcp.errors import (
     ArgumentError,
     ArgumentProblem,
-    convert_value,
-    describe_value,
-    unexpected_problem,
+    OutputError,
+    SchemaError,
+    UnsupportedDialect,
 )
-from trimcp.server._hints import SchemaError
-from trimcp.server._schema import OutputError
+from trimcp.server._conversion import convert_value, describe_value, unexpected_problem
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -52,10 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SUPPORTED_DIALECTS",
-    "ArgumentError",
-    "ArgumentProblem",
     "CallArguments",
-    "UnsupportedDialect",
     "compiled_validator",
     "convert_value",
     "validate_arguments",
@@ -71,17 +67,6 @@ SUPPORTED_DIALECTS: Mapping[str, type[Validator]] = {
     "json-schema.org/draft-04/schema": jsonschema.Draft4Validator,
 }
 _DEFAULT_DIALECT = "json-schema.org/draft/2020-12/schema"
-
-
-class UnsupportedDialect(SchemaError):
-    """A schema's ``$schema`` names a dialect trimcp cannot validate (CHECKLIST 1.5)."""
-
-    def __init__(self, dialect: object) -> None:
-        supported = ", ".join(f"https://{uri}" for uri in SUPPORTED_DIALECTS)
-        super().__init__(
-            f"unsupported JSON Schema dialect {dialect!r}; supported dialects: {supported}"
-        )
-        self.dialect = dialect
 
 
 @typing.final
@@ -150,7 +135,7 @@ def _compile(schema: Mapping[str, object]) -> Validator:
     key = dialect.split("://", 1)[-1].rstrip("#") if isinstance(dialect, str) else None
     cls = SUPPORTED_DIALECTS.get(key) if key is not None else None
     if cls is None:
-        raise UnsupportedDialect(dialect)
+        raise UnsupportedDialect(dialect, tuple(SUPPORTED_DIALECTS))
     document = typing.cast("dict[str, typing.Any]", schema)
     try:
         cls.check_schema(document)

@@ -15,20 +15,12 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from trimcp.errors import TrimcpError
+from trimcp.errors import OutputError
 
 if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
 
-__all__ = ["OutputError", "to_jsonable"]
-
-
-class OutputError(TrimcpError):
-    """A tool's return value cannot become ``structuredContent`` matching its outputSchema.
-
-    A server fault, not the caller's: MCP 2025-11-25 (Tools > Output Schema) says a server
-    declaring an outputSchema MUST return conforming structured results.
-    """
+__all__ = ["to_jsonable"]
 
 
 # --- conversion ----------------------------------------------------------------------------------
