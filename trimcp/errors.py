@@ -596,10 +596,14 @@ class SessionExpired(TransportBroken):
 
 
 class RequestTimeout(TrimcpError):
-    """A request to a server got no answer in time; ``notifications/cancelled`` was sent.
+    """A request to the peer got no answer in time; ``notifications/cancelled`` was sent.
 
-    ``timeout`` is the limit in seconds that passed without an answer (or without progress,
-    when progress resets it); ``method`` the request's method.
+    Either way round: a client's request to its server (``ClientSession``), or a server's
+    request to its client (``Context.sample``, ``elicit``, ``list_roots``). ``initialize``
+    is the one request never cancelled (Utilities > Cancellation forbids it). ``timeout``
+    is the limit in seconds that passed without an answer (or without progress, when
+    progress resets it); ``method`` the request's method. An actor's ``call`` that times
+    out raises ``CallTimeout`` instead: that is the runtime, not MCP.
     """
 
     def __init__(self, message: str, *, method: str, timeout: float) -> None:

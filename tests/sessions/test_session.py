@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from trimcp.actors import NORMAL, spawn
-from trimcp.errors import JsonRpcError
+from trimcp.errors import JsonRpcError, RequestTimeout
 from trimcp.protocol import (
     ClientCapabilities,
     JsonObject,
@@ -17,7 +17,7 @@ from trimcp.protocol import (
     RequestReceived,
     ServerCapabilities,
 )
-from trimcp.sessions import RequestContext, RequestTimedOut, Session, SessionOptions
+from trimcp.sessions import RequestContext, Session, SessionOptions
 from trimcp.transports import StdioStream
 
 from .conftest import ScriptedHandler, open_client
@@ -169,7 +169,7 @@ async def test_a_request_to_the_client_times_out_and_is_cancelled(
     async def ask_roots(request: Request, context: RequestContext) -> JsonObject:
         try:
             await context.session.request("roots/list", timeout=10.0)
-        except RequestTimedOut as exc:
+        except RequestTimeout as exc:
             failures.append(f"{trio.current_time():g}: {exc}")
             raise JsonRpcError(-32001, "the client did not answer roots/list") from exc
         raise AssertionError("unreachable")

@@ -161,7 +161,7 @@ class Context(ContextMarker):
 
         Raises:
             ClientCapabilityMissing: no ``sampling`` (or ``sampling.tools`` with ``tools``).
-            RequestTimedOut: no answer in time.
+            RequestTimeout: no answer in time.
             JsonRpcError: the client refused (``-1`` is a user rejection).
         """
         capabilities = self.session.client_capabilities
@@ -189,7 +189,7 @@ class Context(ContextMarker):
         Raises:
             ClientCapabilityMissing: the client did not declare form elicitation.
             ElicitationError: the answer breaks the schema.
-            RequestTimedOut / JsonRpcError: as for ``sample``.
+            RequestTimeout / JsonRpcError: as for ``sample``.
         """
         require_capability(self.session.client_capabilities, "elicitation_form", "form elicitation")
         requested = elicitation_schema(schema)
@@ -209,7 +209,7 @@ class Context(ContextMarker):
 
         Raises:
             ClientCapabilityMissing: the client did not declare ``elicitation.url``.
-            RequestTimedOut / JsonRpcError: as for ``sample``.
+            RequestTimeout / JsonRpcError: as for ``sample``.
         """
         require_capability(self.session.client_capabilities, "elicitation_url", "URL elicitation")
         params: JsonObject = {
@@ -226,7 +226,7 @@ class Context(ContextMarker):
 
         Raises:
             ClientCapabilityMissing: the client did not declare ``roots``.
-            RequestTimedOut / JsonRpcError: as for ``sample``.
+            RequestTimeout / JsonRpcError: as for ``sample``.
         """
         require_capability(self.session.client_capabilities, "roots", "roots/list")
         return read_roots(await self._ask_client("roots/list", None, timeout=timeout))

@@ -388,7 +388,7 @@ class MCPServer:
 
         Raises:
             ClientCapabilityMissing: the client did not declare ``roots``.
-            RequestTimedOut / JsonRpcError: no answer in time, or the client refused.
+            RequestTimeout / JsonRpcError: no answer in time, or the client refused.
         """
         require_capability(session.client_capabilities, "roots", "roots/list")
         return read_roots(await session.request("roots/list", timeout=timeout))

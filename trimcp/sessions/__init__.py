@@ -24,7 +24,6 @@ from ._manager import SessionRecord as SessionRecord
 from ._manager import SessionTable as SessionTable
 from ._session import Notify as Notify
 from ._session import ProgressCallback as ProgressCallback
-from ._session import RequestTimedOut as RequestTimedOut
 from ._session import Session as Session
 from ._stdio import serve_session as serve_session
 from ._stdio import serve_stdio as serve_stdio
@@ -39,7 +38,6 @@ __all__ = [
     "ProgressReporter",
     "RequestContext",
     "RequestHandler",
-    "RequestTimedOut",
     "Session",
     "SessionHandle",
     "SessionLimits",

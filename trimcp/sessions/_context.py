@@ -175,7 +175,7 @@ class SessionHandle:
 
         Raises:
             LocalProtocolError: the client did not declare what this request needs.
-            RequestTimedOut: no answer in ``timeout`` seconds (a cancellation was sent).
+            RequestTimeout: no answer in ``timeout`` seconds (a cancellation was sent).
             JsonRpcError: the client answered with an error.
             TransportClosed: the session ended first.
         """

@@ -19,11 +19,7 @@ if TYPE_CHECKING:
 
     from trimcp.protocol import ErrorObject, JsonObject, ProgressParams
 
-__all__ = ["Outgoing", "RequestTimedOut", "first_of", "unwrap"]
-
-
-class RequestTimedOut(TransportClosed):
-    """A server-to-client request got no answer in time; it was cancelled."""
+__all__ = ["Outgoing", "first_of", "unwrap"]
 
 
 @final

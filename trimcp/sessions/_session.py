@@ -56,6 +56,7 @@ from trimcp.errors import (
     JsonRpcError,
     LocalProtocolError,
     MessageTooLarge,
+    RequestTimeout,
     TransportBroken,
     TransportClosed,
 )
@@ -82,7 +83,7 @@ from trimcp.protocol import (
 from ._context import LOG_LEVELS, RequestContext, SessionHandle
 from ._handler import SessionOptions
 from ._inline import run_inline
-from ._outgoing import Outgoing, RequestTimedOut, first_of, unwrap
+from ._outgoing import Outgoing, first_of, unwrap
 from ._writer import SessionWriter
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ if TYPE_CHECKING:
     from ._handler import RequestHandler
     from ._writer import Routed
 
-__all__ = ["InitializationDue", "Notify", "ProgressCallback", "RequestTimedOut", "Session"]
+__all__ = ["InitializationDue", "Notify", "ProgressCallback", "Session"]
 
 logger = logging.getLogger(__name__)
 
@@ -640,7 +641,8 @@ class Session(Actor):
                 with trio.move_on_after(budget):
                     await first_of(waiter.done, waiter.restart)
                 if not (waiter.done.is_set() or waiter.restart.is_set()):
-                    raise RequestTimedOut(f"{method} got no answer within {budget:g} s")
+                    message = f"{method} got no answer within {budget:g} s"
+                    raise RequestTimeout(message, method=method, timeout=budget)
             answered = True
         finally:
             # Timed out, cancelled or failed: tell the client to stop (Utilities > Cancellation).
