@@ -4,7 +4,9 @@ A transport owns framing (stdio lines; later HTTP bodies, SSE events and WebSock
 and the byte stream under it; it hands the layer above one message at a time through the
 ``MessageStream`` protocol, so every transport serves the same session actor.
 
-* ``MessageStream``: the seam, and the contract every implementation keeps.
+* ``MessageStream``: the seam, and the contract every implementation keeps; its optional
+  capabilities ``PushedInput`` (with ``InputSink``), ``RoutedOutput`` (``Routed`` messages),
+  ``ImmediateOutput``, ``RequestStreamControl`` and ``ReadyMarker``.
 * ``StdioStream`` / ``open_stdio_stream``: newline-delimited JSON over trio byte streams,
   by default the process's own stdin and stdout through trio's non-blocking ``FdStream``
   (no threads), with a bounded line length.
@@ -45,7 +47,14 @@ from ._stdio import DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE
 from ._stdio import StdioStream as StdioStream
 from ._stdio import StdioStreamStatistics as StdioStreamStatistics
 from ._stdio import open_stdio_stream as open_stdio_stream
+from ._stream import ImmediateOutput as ImmediateOutput
+from ._stream import InputSink as InputSink
 from ._stream import MessageStream as MessageStream
+from ._stream import PushedInput as PushedInput
+from ._stream import ReadyMarker as ReadyMarker
+from ._stream import RequestStreamControl as RequestStreamControl
+from ._stream import Routed as Routed
+from ._stream import RoutedOutput as RoutedOutput
 from ._websocket import ReaderGuard as ReaderGuard
 from ._websocket import WebSocketStream as WebSocketStream
 from ._websocket_client import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
@@ -70,11 +79,18 @@ __all__ = [
     "EventStore",
     "EventStoreStatistics",
     "HeaderProblem",
+    "ImmediateOutput",
+    "InputSink",
     "MemoryEventStore",
     "MemoryMessageStream",
     "MessageStream",
     "OriginPolicy",
+    "PushedInput",
     "ReaderGuard",
+    "ReadyMarker",
+    "RequestStreamControl",
+    "Routed",
+    "RoutedOutput",
     "SSEDecoder",
     "SSEDecoderStatistics",
     "SSEEvent",
