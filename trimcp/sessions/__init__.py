@@ -14,7 +14,6 @@ from ._context import ProgressReporter as ProgressReporter
 from ._context import RequestContext as RequestContext
 from ._context import SessionHandle as SessionHandle
 from ._handler import RequestHandler as RequestHandler
-from ._handler import SessionOptions as SessionOptions
 from ._manager import ConnectionBound as ConnectionBound
 from ._manager import ManagedStream as ManagedStream
 from ._manager import ManagerStatistics as ManagerStatistics
@@ -22,8 +21,9 @@ from ._manager import SessionLimits as SessionLimits
 from ._manager import SessionManager as SessionManager
 from ._manager import SessionRecord as SessionRecord
 from ._manager import SessionTable as SessionTable
+from ._options import SessionOptions as SessionOptions
+from ._port import ProgressCallback as ProgressCallback
 from ._session import Notify as Notify
-from ._session import ProgressCallback as ProgressCallback
 from ._session import Session as Session
 from ._stdio import serve_session as serve_session
 from ._stdio import serve_stdio as serve_stdio

@@ -4,7 +4,8 @@ Both are thin views of the session actor. Handlers run in the session's reader t
 they first wait, then in a helper task of their own, always in the same trio thread, so
 these methods touch the session's protocol state directly and synchronously (no await
 between a check and its update), and queue bytes for its writer, tagged with the request
-they belong to where there is one (a request's progress).
+they belong to where there is one (a request's progress). They see the session only as a
+``SessionPort`` (``_port.py``), so this module and the actor's need not import each other.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
         ServerCapabilities,
     )
 
-    from ._session import ProgressCallback, Session
+    from ._port import ProgressCallback, SessionPort
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ logger = logging.getLogger(__name__)
 MAX_QUEUED_NOTICES = 256
 #: Dropped notifications after which a session that does not keep up is closed.
 MAX_DROPPED_NOTICES = 1024
-_DROPPED: weakref.WeakKeyDictionary[Session, int] = weakref.WeakKeyDictionary()
+_DROPPED: weakref.WeakKeyDictionary[SessionPort, int] = weakref.WeakKeyDictionary()
 
 #: RFC 5424 levels as MCP names them (Utilities > Logging), lowest first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -49,7 +50,7 @@ class SessionHandle:
 
     __slots__ = ("_session",)
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionPort) -> None:
         self._session = session
 
     def __eq__(self, other: object) -> bool:
@@ -141,10 +142,7 @@ class SessionHandle:
                     session.name,
                     dropped,
                 )
-                # Its writer is stuck on the peer: close the stream under it (the stuck write
-                # fails), then the session stops as for any closed connection.
-                session.start_soon(session._stream.aclose)
-                session.ref.request_stop()
+                session.abandon()
             return False
         return session.post_notification(method, params)
 
@@ -189,7 +187,7 @@ class RequestContext:
     __slots__ = ("_session", "progress_token", "request_id", "session")
 
     def __init__(
-        self, session: Session, request_id: RequestId, progress_token: ProgressToken | None
+        self, session: SessionPort, request_id: RequestId, progress_token: ProgressToken | None
     ) -> None:
         self._session = session
         self.request_id = request_id
@@ -229,8 +227,7 @@ class RequestContext:
         getting whatever was sent meanwhile (long-running calls, polling). Returns False
         where there is no such connection (stdio, WebSocket, JSON answers).
         """
-        closer = getattr(self._session._stream, "close_request_stream", None)
-        return bool(closer(self.request_id)) if callable(closer) else False
+        return self._session.close_request_stream(self.request_id)
 
     def keep_progress(self) -> ProgressReporter | None:
         """Keep this request's progress token for after its response (a task's progress).
@@ -247,7 +244,7 @@ class ProgressReporter:
 
     __slots__ = ("_kept", "_session")
 
-    def __init__(self, session: Session, kept: KeptProgress) -> None:
+    def __init__(self, session: SessionPort, kept: KeptProgress) -> None:
         self._session = session
         self._kept = kept
 

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from trimcp.errors import MessageTooLarge
     from trimcp.transports import MessageStream
 
-    from ._handler import RequestHandler, SessionOptions
+    from ._handler import RequestHandler
+    from ._options import SessionOptions
 
 __all__ = [
     "ConnectionBound",

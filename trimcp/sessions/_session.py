@@ -11,7 +11,7 @@ each read to the actor's mailbox: that hop cost a scheduling round per request, 
 the time of a lone stdio request (bench/RESULTS.md). The mailbox carries what comes from
 outside the connection: notifications posted by other actors and the server, and timers.
 
-A stream that *pushes* its input (``attach_input``: Streamable HTTP, whose input is one POST
+A stream that *pushes* its input (``PushedInput``: Streamable HTTP, whose input is one POST
 body at a time) hands each body to ``push_input``, and a reader task runs only while there is
 input to act on. An idle HTTP session then has no reader parked on an empty channel: of the
 tasks it could have, only the actor's own remains. Other streams (stdio, WebSocket) are read
@@ -44,7 +44,6 @@ import functools
 import logging
 import math
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
@@ -56,48 +55,47 @@ from trimcp.errors import (
     JsonRpcError,
     LocalProtocolError,
     MessageTooLarge,
-    RequestTimeout,
     TransportBroken,
     TransportClosed,
 )
 from trimcp.protocol import (
-    CancelReceived,
+    Cancelled,
     ErrorCode,
     ErrorObject,
     Initialized,
     InitializeReceived,
     NotificationReceived,
     Phase,
-    ProgressParams,
     ProgressReceived,
     ReplyToSend,
     RequestReceived,
     ResponseReceived,
     Result,
     ServerConnection,
-    ServerConnectionOptions,
+    ServerOptions,
     UnexpectedResponse,
     error_object_for,
 )
+from trimcp.transports import PushedInput, RequestStreamControl
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle
-from ._handler import SessionOptions
 from ._inline import run_inline
-from ._outgoing import Outgoing, first_of, unwrap
+from ._options import SessionOptions
+from ._outgoing import Outgoing, RequestTimedOut, first_of, unwrap
 from ._writer import SessionWriter
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from trimcp.protocol import Event, JsonObject, JsonValue, RequestId
-    from trimcp.transports import MessageStream
+    from trimcp.transports import MessageStream, Routed
 
     from ._handler import RequestHandler
-    from ._writer import Routed
+    from ._port import ProgressCallback
 
-__all__ = ["InitializationDue", "Notify", "ProgressCallback", "Session"]
+__all__ = ["InitializationDue", "Notify", "RequestTimedOut", "Session"]
 
 logger = logging.getLogger(__name__)
-
-ProgressCallback = Callable[[ProgressParams], Awaitable[None]]
 
 # What the core is told for a request the client cancelled; it is never sent.
 _CANCELLED = ErrorObject(code=ErrorCode.INTERNAL_ERROR, message="cancelled by the client")
@@ -155,9 +153,9 @@ class _Reading:
 @functools.lru_cache(maxsize=64)
 def _server_options(
     instructions: str | None, max_message_size: int, legacy_aliases: bool
-) -> ServerConnectionOptions:
+) -> ServerOptions:
     # Shared by the sessions of a server (frozen), rather than one copy per session.
-    return ServerConnectionOptions(
+    return ServerOptions(
         instructions=instructions,
         max_message_size=max_message_size,
         legacy_aliases=legacy_aliases,
@@ -203,10 +201,10 @@ class Session(Actor):
         self._held: list[Notify] | None = None
         # Set when input ended: stop once the requests in flight are answered.
         self._draining = False
-        # Pushed input (``attach_input``): whether a reader task is running now, whether the
+        # Pushed input (``PushedInput``): whether a reader task is running now, whether the
         # stream said no more input comes, and the event ``push_input`` waits on when
         # ``_MAX_PUSHED`` bodies are waiting (made by that waiter only).
-        self._pushed = False
+        self._pushed = isinstance(stream, PushedInput)
         self._reading = False
         self._input_closed = False
         self._inbox_room: trio.Event | None = None
@@ -215,10 +213,9 @@ class Session(Actor):
 
     async def init(self) -> None:
         """Start reading (or take pushed input) and the initialization timer."""
-        attach = getattr(self._stream, "attach_input", None)
-        if attach is not None:
-            self._pushed = True
-            attach(self)
+        stream = self._stream
+        if isinstance(stream, PushedInput):
+            stream.attach_input(self)
         else:
             self.start_soon(self._read_loop)
         self._handler.session_opened(SessionHandle(self))
@@ -458,7 +455,7 @@ class Session(Actor):
             held, self._held = self._held or [], None
             for message in held:
                 await self._send_notify(message)
-        elif isinstance(event, CancelReceived):
+        elif isinstance(event, Cancelled):
             running = self._requests.get(event.request_id) if self._requests else None
             if running is not None:
                 running.cancel()
@@ -607,6 +604,24 @@ class Session(Actor):
         """The stream takes no more output: stop (see ``SessionWriter``)."""
         self.stop(NORMAL)
 
+    def close_request_stream(self, request_id: RequestId) -> bool:
+        """Close the connection ``request_id``'s answer streams on, keeping the stream.
+
+        False unless the stream delivers each request's answer on a connection of its own
+        (``RequestStreamControl``: Streamable HTTP) and that connection is open.
+        """
+        stream = self._stream
+        return isinstance(stream, RequestStreamControl) and stream.close_request_stream(request_id)
+
+    def abandon(self) -> None:
+        """Give up on a client that does not keep up (see ``SessionHandle.notify_nowait``).
+
+        Its writer is stuck on the peer: close the stream under it (the stuck write fails),
+        then the session stops as for any closed connection. Never waits.
+        """
+        self.start_soon(self._stream.aclose)
+        self.ref.request_stop()
+
     async def send_log(self, level: str, data: JsonValue, logger_name: str | None) -> bool:
         """Send ``notifications/message`` unless ``level`` is below the client's filter."""
         threshold = self.log_level
@@ -641,8 +656,7 @@ class Session(Actor):
                 with trio.move_on_after(budget):
                     await first_of(waiter.done, waiter.restart)
                 if not (waiter.done.is_set() or waiter.restart.is_set()):
-                    message = f"{method} got no answer within {budget:g} s"
-                    raise RequestTimeout(message, method=method, timeout=budget)
+                    raise RequestTimedOut(f"{method} got no answer within {budget:g} s")
             answered = True
         finally:
             # Timed out, cancelled or failed: tell the client to stop (Utilities > Cancellation).

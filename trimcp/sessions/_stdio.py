@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from trimcp.supervision import ChildSpec, open_supervisor
 from trimcp.transports import open_stdio_stream
 
-from ._handler import SessionOptions
+from ._options import SessionOptions
 from ._session import Session
 
 if TYPE_CHECKING:

@@ -1,16 +1,16 @@
 """A session's outgoing side: messages queued, batched and written, with no writer task.
 
-Every message a session sends is *routed*: it carries the client request it belongs to and
-whether it is that request's response (``Routed``). The session knows both when it encodes
-the message, so a transport that delivers per request (Streamable HTTP puts a request's
-progress and response on the SSE stream of the POST that carried it) need not read them back
-out of the bytes. Other transports get the bytes alone.
+Every message a session sends is *routed* (``trimcp.transports.Routed``): it carries the
+client request it belongs to and whether it is that request's response. The session knows
+both when it encodes the message, so a transport that delivers per request (Streamable HTTP
+puts a request's progress and response on the SSE stream of the POST that carried it) need
+not read them back out of the bytes. Other transports get the bytes alone.
 
 There is no writer task. A task that writes while the stream is idle writes itself, taking
 along whatever others queued meanwhile; while another task is writing, the message is queued
 for it and the caller returns at once (waiting only while ``write_queue`` messages are
-already queued). A stream that can take messages without waiting (``send_messages_now`` on
-stdio, ``send_routed_now`` on HTTP) is written to synchronously, so a write is often no
+already queued). A stream that can take messages without waiting (``ImmediateOutput`` on
+stdio, ``RoutedOutput`` on HTTP) is written to synchronously, so a write is often no
 schedule point at all; what it cannot take now goes out in a shielded flush, bounded by
 ``write_timeout``.
 
@@ -21,63 +21,29 @@ Not here: what the messages mean (the session and its protocol core) or how they
 from __future__ import annotations
 
 import logging
-import typing
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVarTuple, Unpack, final
+from typing import TYPE_CHECKING, Protocol, TypeVarTuple, Unpack, final
 
 import trio
 
 from trimcp.errors import TransportBroken, TransportClosed
+from trimcp.transports import ImmediateOutput, RoutedOutput
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from trimcp.protocol import RequestId
-    from trimcp.transports import MessageStream
+    from trimcp.transports import MessageStream, Routed
 
-    from ._handler import SessionOptions
+    from ._options import SessionOptions
 
-__all__ = ["Routed", "RoutedOutput", "SessionWriter"]
+__all__ = ["SessionWriter", "WriterOwner"]
 
 logger = logging.getLogger(__name__)
 
 Ts = TypeVarTuple("Ts")
 
-#: One outgoing message: its bytes, the client request it belongs to (None: no request),
-#: and whether it is that request's response, the last message for it. ``b""`` with
-#: ``final`` says that no response will come (the client cancelled the request); only a
-#: routed stream gets those.
-Routed: TypeAlias = "tuple[bytes, RequestId | None, bool]"
-
 # Most messages ready at one moment that go out in one write.
 _WRITE_BATCH = 256
-
-
-class RoutedOutput(Protocol):
-    """What a stream offers to take routed messages (optional; HTTP does).
-
-    Implementers guarantee what ``MessageStream.send_messages`` does, per message, and: a
-    ``b""`` message with ``final`` ends the request's traffic without sending anything.
-    """
-
-    def send_routed_now(self, messages: Sequence[Routed]) -> bool:
-        """Deliver messages without waiting; True if all went.
-
-        What could not go now is kept, in order, and goes first in the next
-        ``send_routed`` (with no messages, or more). Never a schedule point.
-        """
-        ...
-
-    async def send_routed(self, messages: Sequence[Routed]) -> None:
-        """Deliver what was kept back, then ``messages``, waiting where a reader is slow."""
-        ...
-
-    def send_one_now(self, data: bytes, related: RequestId | None, final: bool) -> bool:
-        """Deliver one message if nothing is kept back and it can go now; False: not sent."""
-        ...
-
-
-class _SendsNow(Protocol):
-    def send_messages_now(self, messages: Sequence[bytes]) -> bool: ...
 
 
 class WriterOwner(Protocol):
@@ -125,13 +91,9 @@ class SessionWriter:
         self._limit = options.write_queue
         self._timeout = options.write_timeout
         # Routed streams get the routes; the others get the bytes (and no ``b""``).
-        self._routed: RoutedOutput | None = (
-            typing.cast("RoutedOutput", stream) if hasattr(stream, "send_routed_now") else None
-        )
+        self._routed = stream if isinstance(stream, RoutedOutput) else None
         # A plain stream that can write without waiting (stdio).
-        self._now: _SendsNow | None = (
-            typing.cast("_SendsNow", stream) if hasattr(stream, "send_messages_now") else None
-        )
+        self._now = stream if isinstance(stream, ImmediateOutput) else None
         # Encoded messages waiting for the stream, oldest first.
         self._pending: list[Routed] = []
         self._flushing = False

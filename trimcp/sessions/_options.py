@@ -1,0 +1,44 @@
+"""``SessionOptions``: the limits and timeouts of one server session.
+
+Plain data, read by the session, its writer and the session manager; imports nothing of
+this package, so every module here may use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import final
+
+from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
+
+__all__ = ["SessionOptions"]
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOptions:
+    """Per-session limits and timeouts.
+
+    Attributes:
+        initialization_timeout: seconds from the session's start until the client must have
+            sent ``notifications/initialized``; then the session closes (Lifecycle >
+            Timeouts). ``math.inf`` disables it.
+        request_timeout: default seconds a server-to-client request (sampling, elicitation,
+            roots, ping) waits for its answer before it is cancelled.
+        max_message_size: bytes; larger messages are refused before parsing.
+        legacy_aliases: accept ``list_tools``/``call_tool``-style method names.
+        write_queue: replies buffered for the writer before request handlers wait for it.
+        write_timeout: seconds a write may wait for a client that reads nothing before the
+            session gives up on it and closes (a stalled peer never blocks a shutdown).
+        drain_timeout: seconds the requests still running when input ends (the client
+            closed stdin or the connection) get to finish and be answered before the
+            session stops anyway.
+    """
+
+    initialization_timeout: float = 60.0
+    request_timeout: float = 60.0
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    legacy_aliases: bool = False
+    write_queue: int = 256
+    drain_timeout: float = 5.0
+    write_timeout: float = 60.0
