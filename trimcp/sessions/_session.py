@@ -15,7 +15,8 @@ A stream that *pushes* its input (``PushedInput``: Streamable HTTP, whose input 
 body at a time) hands each body to ``push_input``, and a reader task runs only while there is
 input to act on. An idle HTTP session then has no reader parked on an empty channel: of the
 tasks it could have, only the actor's own remains. Other streams (stdio, WebSocket) are read
-by a reader that waits for input (``_read_loop``).
+by a reader that waits for input (``_read_loop``). Which of these holds, and whether the
+input has ended, is one state of the input table (``_input.py``), not a set of flags.
 
 Requests run in the reader task itself, since most handlers answer without ever waiting:
 a task spawn and a cancel scope per request were another third. A handler that does wait
@@ -80,6 +81,7 @@ from trimcp.transports import PushedInput, RequestStreamControl
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle
 from ._inline import run_inline
+from ._input import INPUT_OVER, InputEvent, InputState, InputStep, next_input
 from ._options import SessionOptions
 from ._outgoing import Outgoing, RequestTimedOut, first_of, unwrap
 from ._writer import SessionWriter
@@ -199,14 +201,11 @@ class Session(Actor):
         self._writer = SessionWriter(stream, self._options, self)
         self._init_timer: trio.CancelScope | None = None
         self._held: list[Notify] | None = None
-        # Set when input ended: stop once the requests in flight are answered.
-        self._draining = False
-        # Pushed input (``PushedInput``): whether a reader task is running now, whether the
-        # stream said no more input comes, and the event ``push_input`` waits on when
-        # ``_MAX_PUSHED`` bodies are waiting (made by that waiter only).
-        self._pushed = isinstance(stream, PushedInput)
-        self._reading = False
-        self._input_closed = False
+        # Where the input stands (``_input.py``): read or pushed, a reader running or not,
+        # ended or not. Only ``_input_event`` changes it.
+        self._input = InputState.IDLE if isinstance(stream, PushedInput) else InputState.PULLED
+        # The event ``push_input`` waits on when ``_MAX_PUSHED`` bodies are waiting (made by
+        # that waiter only).
         self._inbox_room: trio.Event | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -260,12 +259,18 @@ class Session(Actor):
                     received = [exc]
                 except (TransportClosed, TransportBroken) as exc:
                     logger.debug("session %s: input ended (%r)", self.name, exc)
-                    self._drain()
+                    if self._input_event(InputEvent.ENDED) is InputStep.DRAIN:
+                        self._drain()
                     break
                 self._take_input(received)
                 self._take_input(stream.receive_ready())
         if role.request is not None and role.scope.cancelled_caught:
             self._release_cancelled(role.request)
+
+    def _input_event(self, event: InputEvent) -> InputStep:
+        """Move the input to its next state (``_input.py``); return what to do about it."""
+        self._input, step = next_input(self._input, event)
+        return step
 
     def _take_input(self, items: Sequence[bytes | MessageTooLarge]) -> None:
         if items:
@@ -286,16 +291,16 @@ class Session(Actor):
         while (
             self._inbox is not None
             and len(self._inbox) >= _MAX_PUSHED
-            and not (self._input_closed or self.stopping)
+            and not (self._input in INPUT_OVER or self.stopping)
         ):
             if self._inbox_room is None:
                 self._inbox_room = trio.Event()
             await self._inbox_room.wait()
-        if self._input_closed or self.stopping:
+        step = InputStep.REFUSE if self.stopping else self._input_event(InputEvent.PUSHED)
+        if step is InputStep.REFUSE:
             raise TransportClosed(f"session {self.name} takes no more input")
         self._take_input((body,))
-        if not self._reading:
-            self._reading = True
+        if step is InputStep.START_READER:
             self.start_soon(self._serve_pushed)
 
     def input_ended(self) -> None:
@@ -304,9 +309,9 @@ class Session(Actor):
         Messages already pushed are still acted on; the requests in flight are answered
         within ``drain_timeout``.
         """
-        self._input_closed = True
+        step = self._input_event(InputEvent.ENDED)
         self._wake_pushers()
-        if not self._reading and not self._draining and not self.stopping:
+        if step is InputStep.DRAIN and not self.stopping:
             self._drain()
 
     def _wake_pushers(self) -> None:
@@ -325,9 +330,9 @@ class Session(Actor):
 
     def _reader_done(self) -> None:
         """No pushed input is left to act on: send the replies, maybe drain; stop reading."""
-        self._reading = False
+        step = self._input_event(InputEvent.READER_DONE)
         self._writer.flush_soon()
-        if self._input_closed and not self._draining:
+        if step is InputStep.DRAIN:
             self._drain()
 
     async def handle_cast(self, message: object) -> None:
@@ -375,7 +380,6 @@ class Session(Actor):
         A stdio client closes stdin to end the session (Lifecycle > Shutdown) and may do so
         right after its last request; those requests are still answered.
         """
-        self._draining = True
         if not self._requests:
             self.stop(NORMAL)
         elif self._options.drain_timeout != math.inf:
@@ -523,7 +527,7 @@ class Session(Actor):
         assert self._requests is not None  # listed by _hand_over
         del self._requests[request.id]
         await self._writer.write(reply)
-        if self._draining and not self._requests:
+        if self._input is InputState.DRAINING and not self._requests:
             self.stop(NORMAL)
 
     def _hand_over(self, role: _Reading, request_id: RequestId) -> None:
@@ -537,7 +541,7 @@ class Session(Actor):
         if self._requests is None:
             self._requests = {}
         self._requests[request_id] = role.scope
-        if not self._pushed:
+        if self._input is InputState.PULLED:
             self.start_soon(self._read_loop)
         elif self._events or self._inbox:
             self.start_soon(self._serve_pushed)
@@ -557,7 +561,7 @@ class Session(Actor):
             with contextlib.suppress(LocalProtocolError):
                 self.connection.send_error(request_id, _CANCELLED)
             self._writer.write_soon((b"", request_id, True))
-        if self._draining and not self._requests:
+        if self._input is InputState.DRAINING and not self._requests:
             self.stop(NORMAL)
 
     def _encode_result(self, request_id: RequestId, method: str, result: JsonObject) -> bytes:
