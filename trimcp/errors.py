@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
+import orjson
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -584,6 +586,48 @@ class SessionLimitReached(TrimcpError):
     """
 
 
+# --- the MCP endpoint over HTTP (trimcp.http) ------------------------------------------------
+
+
+@final
+class HttpRefusal(TrimcpError):
+    """An HTTP error answer: status, JSON-RPC error body and extra headers.
+
+    Raised by the endpoint's request checks and turned into the response by the endpoint;
+    it never reaches the application. ``code`` is the JSON-RPC error code of the body
+    (-32600 Invalid Request unless the raiser says otherwise). ``request_id`` is the id of
+    the request the body carried, once the body was read and was one request
+    (``answers``); the error then answers it. Otherwise the error's ``id`` is null, as
+    JSON-RPC 2.0 (section 5) has it when the id could not be found.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: int = -32600,
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.headers = headers
+        self.request_id: str | int | None = None
+
+    def answers(self, request_id: str | int | None) -> HttpRefusal:
+        """Make the error answer ``request_id`` (unless it already answers one); return self."""
+        if self.request_id is None:
+            self.request_id = request_id
+        return self
+
+    def body(self) -> bytes:
+        """Return the JSON-RPC error response that is the answer's body."""
+        error = {"code": self.code, "message": self.message}
+        return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
+
+
 # --- the client side -------------------------------------------------------------------------
 
 
@@ -766,3 +810,25 @@ class NotAnMcpEndpoint(ConnectFailed):
     def __init__(self, target: str, problem: str, *, content_type: str) -> None:
         super().__init__(target, problem)
         self.content_type = content_type
+
+
+# --- test helpers (trimcp.testing) ----------------------------------------------------------
+
+
+class ScriptedCrash(Exception):
+    """The exception a ``ScriptedActor`` raises when its script says to crash.
+
+    Deliberately not a ``TrimcpError``: it stands in for a bug in user code, which is what
+    supervisors and callers must cope with.
+
+    Attributes:
+        trigger: the rule that fired (a ``trimcp.testing.CrashTrigger``: ``"init"``,
+            ``"crash_on"``, ``"crash_after"`` or ``"crash_at"``).
+        message: the message being handled when it fired, or None (``init``, ``crash_at``).
+    """
+
+    def __init__(self, trigger: str, message: object = None) -> None:
+        detail = "" if message is None else f" on {message!r}"
+        super().__init__(f"scripted crash ({trigger}){detail}")
+        self.trigger = trigger
+        self.message = message

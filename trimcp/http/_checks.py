@@ -12,14 +12,12 @@ from __future__ import annotations
 import secrets
 import typing
 
-import orjson
-
-from trimcp.protocol import SUPPORTED_VERSIONS, ErrorCode
+from trimcp.errors import HttpRefusal
+from trimcp.protocol import SUPPORTED_VERSIONS
 
 if typing.TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from trimcp.protocol import RequestId
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
@@ -36,42 +34,6 @@ __all__ = [
 #: What a request without ``MCP-Protocol-Version`` speaks when nothing else says (7.2.7).
 DEFAULT_PROTOCOL_VERSION = "2025-03-26"
 _MAX_SESSION_ID = 256
-
-
-@typing.final
-class HttpRefusal(Exception):
-    """An HTTP error answer: status, JSON-RPC error body and extra headers.
-
-    ``request_id`` is the id of the request the body carried, once the body was read and
-    was one request (``answers``); the error then answers it. Otherwise the error's ``id``
-    is null, as JSON-RPC 2.0 (section 5) has it when the id could not be found.
-    """
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        code: int = ErrorCode.INVALID_REQUEST,
-        headers: tuple[tuple[bytes, bytes], ...] = (),
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.headers = headers
-        self.request_id: RequestId | None = None
-
-    def answers(self, request_id: RequestId | None) -> HttpRefusal:
-        """Make the error answer ``request_id`` (unless it already answers one); return self."""
-        if self.request_id is None:
-            self.request_id = request_id
-        return self
-
-    def body(self) -> bytes:
-        """The JSON-RPC error response (CHECKLIST §7.2.2)."""
-        error = {"code": self.code, "message": self.message}
-        return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
 
 
 @typing.final

@@ -33,6 +33,8 @@ Not here: pytest plugins or fixtures. This package does not import pytest; the p
 import importlib
 from typing import TYPE_CHECKING
 
+from trimcp.errors import ScriptedCrash as ScriptedCrash
+
 from ._client import ClientRequestHandler as ClientRequestHandler
 from ._client import InMemoryClient as InMemoryClient
 from ._client import open_in_memory_client as open_in_memory_client
@@ -44,7 +46,6 @@ from ._scripted import HandledKind as HandledKind
 from ._scripted import MessageMatch as MessageMatch
 from ._scripted import Script as Script
 from ._scripted import ScriptedActor as ScriptedActor
-from ._scripted import ScriptedCrash as ScriptedCrash
 from ._tasks import assert_no_leaked_tasks as assert_no_leaked_tasks
 from ._tasks import describe_task as describe_task
 from ._tasks import leaked_tasks as leaked_tasks

@@ -12,7 +12,9 @@ from collections import deque
 from dataclasses import replace
 from typing import TYPE_CHECKING, final
 
-from ._scripted import Script, ScriptedActor, ScriptedCrash
+from trimcp.errors import ScriptedCrash
+
+from ._scripted import Script, ScriptedActor
 
 if TYPE_CHECKING:
     from trimcp.actors import ExitReason

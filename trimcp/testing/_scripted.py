@@ -19,6 +19,7 @@ from typing import Literal, final
 import trio
 
 from trimcp.actors import DEFER, Actor, ExitReason, ReplyTo
+from trimcp.errors import ScriptedCrash
 
 HandledKind = Literal["call", "cast", "info"]
 
@@ -28,24 +29,6 @@ MessageMatch = Callable[[object], bool] | type | Collection[object]
 
 #: Where a ``ScriptedCrash`` came from: a failing ``init`` or one of the crash rules.
 CrashTrigger = Literal["init", "crash_on", "crash_after", "crash_at"]
-
-
-class ScriptedCrash(Exception):
-    """The exception a ``ScriptedActor`` raises when its script says to crash.
-
-    Deliberately not a ``TrimcpError``: it stands in for a bug in user code, which is what
-    supervisors and callers must cope with.
-
-    Attributes:
-        trigger: the rule that fired.
-        message: the message being handled when it fired, or None (``init``, ``crash_at``).
-    """
-
-    def __init__(self, trigger: CrashTrigger, message: object = None) -> None:
-        detail = "" if message is None else f" on {message!r}"
-        super().__init__(f"scripted crash ({trigger}){detail}")
-        self.trigger = trigger
-        self.message = message
 
 
 @final
