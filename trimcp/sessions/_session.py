@@ -56,11 +56,12 @@ from trimcp.errors import (
     JsonRpcError,
     LocalProtocolError,
     MessageTooLarge,
+    RequestTimeout,
     TransportBroken,
     TransportClosed,
 )
 from trimcp.protocol import (
-    Cancelled,
+    CancelReceived,
     ErrorCode,
     ErrorObject,
     Initialized,
@@ -73,7 +74,7 @@ from trimcp.protocol import (
     ResponseReceived,
     Result,
     ServerConnection,
-    ServerOptions,
+    ServerConnectionOptions,
     UnexpectedResponse,
     error_object_for,
 )
@@ -83,7 +84,7 @@ from ._context import LOG_LEVELS, RequestContext, SessionHandle
 from ._inline import run_inline
 from ._input import INPUT_OVER, InputEvent, InputState, InputStep, next_input
 from ._options import SessionOptions
-from ._outgoing import Outgoing, RequestTimedOut, first_of, unwrap
+from ._outgoing import Outgoing, first_of, unwrap
 from ._writer import SessionWriter
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ if TYPE_CHECKING:
     from ._handler import RequestHandler
     from ._port import ProgressCallback
 
-__all__ = ["InitializationDue", "Notify", "RequestTimedOut", "Session"]
+__all__ = ["InitializationDue", "Notify", "Session"]
 
 logger = logging.getLogger(__name__)
 
@@ -155,9 +156,9 @@ class _Reading:
 @functools.lru_cache(maxsize=64)
 def _server_options(
     instructions: str | None, max_message_size: int, legacy_aliases: bool
-) -> ServerOptions:
+) -> ServerConnectionOptions:
     # Shared by the sessions of a server (frozen), rather than one copy per session.
-    return ServerOptions(
+    return ServerConnectionOptions(
         instructions=instructions,
         max_message_size=max_message_size,
         legacy_aliases=legacy_aliases,
@@ -459,7 +460,7 @@ class Session(Actor):
             held, self._held = self._held or [], None
             for message in held:
                 await self._send_notify(message)
-        elif isinstance(event, Cancelled):
+        elif isinstance(event, CancelReceived):
             running = self._requests.get(event.request_id) if self._requests else None
             if running is not None:
                 running.cancel()
@@ -660,7 +661,8 @@ class Session(Actor):
                 with trio.move_on_after(budget):
                     await first_of(waiter.done, waiter.restart)
                 if not (waiter.done.is_set() or waiter.restart.is_set()):
-                    raise RequestTimedOut(f"{method} got no answer within {budget:g} s")
+                    message = f"{method} got no answer within {budget:g} s"
+                    raise RequestTimeout(message, method=method, timeout=budget)
             answered = True
         finally:
             # Timed out, cancelled or failed: tell the client to stop (Utilities > Cancellation).
