@@ -1,11 +1,89 @@
 """Every public trimcp exception, in one hierarchy.
 
-This module imports nothing from trimcp, so any layer may raise these. The runtime errors
-(``ActorError``, ``SupervisorError``) know nothing of MCP; the protocol errors are added by the
-protocol layer's issue and map to JSON-RPC error codes there.
+This module imports nothing from trimcp, so any layer may raise these; a package re-exports
+the ones its users catch (``trimcp.server.ToolError`` is this module's ``ToolError``, the same
+class). The runtime errors (``ActorError``, ``SupervisorError``) know nothing of MCP;
+``trimcp.protocol.error_object_for`` is the one mapping from these to JSON-RPC error objects.
 
 Naming follows trio's split between *closed by you* and *broken by them*: ``MailboxClosed``
-means this side closed the mailbox, ``ActorGone`` means the actor exited under the caller.
+means this side closed the mailbox, ``ActorGone`` means the actor exited under the caller;
+``TransportClosed`` and ``TransportBroken`` likewise. And h11's: ``LocalProtocolError`` when
+this side would break the protocol (nothing is sent), ``RemoteProtocolError`` when the peer
+did. There are two timeouts because there are two kinds of waiting: ``CallTimeout`` for an
+actor's ``call`` (the runtime, no MCP), ``RequestTimeout`` for an MCP request to the peer,
+in either direction.
+
+The tree (``tests/test_exports.py`` checks that it names every class here, under its parent)::
+
+    Exception
+    ├── TrimcpError                          anything trimcp raises on purpose
+    │   ├── ActorError                       the actor runtime (trimcp.actors)
+    │   │   ├── ActorGone                    the actor exited under the caller
+    │   │   ├── CallTimeout                  an actor's call got no reply in time
+    │   │   ├── CallingSelf
+    │   │   ├── MailboxFull
+    │   │   ├── MailboxClosed                this side closed the mailbox
+    │   │   ├── MessageRefused
+    │   │   ├── InvalidTransition
+    │   │   ├── AlreadyRegistered
+    │   │   └── NotRegistered
+    │   ├── SupervisorError                  trimcp.supervision
+    │   │   ├── InvalidChildSpec
+    │   │   ├── StartFailed
+    │   │   ├── ChildNotFound
+    │   │   ├── DuplicateChild
+    │   │   └── RestartIntensityExceeded
+    │   ├── ConfigError                      names the file, the key, given and expected
+    │   ├── TransportClosed                  this side closed the transport
+    │   ├── TransportBroken                  the peer or the network broke it
+    │   │   ├── ConnectFailed
+    │   │   │   ├── HandshakeRejected
+    │   │   │   ├── SubprotocolRefused
+    │   │   │   ├── HttpStatusError
+    │   │   │   │   ├── HttpAuthRequired
+    │   │   │   │   └── EndpointNotFound
+    │   │   │   └── NotAnMcpEndpoint
+    │   │   ├── SessionExpired
+    │   │   ├── ServerProcessError           a server the client launched over stdio
+    │   │   │   ├── LaunchFailed
+    │   │   │   │   ├── CommandNotFound
+    │   │   │   │   └── CommandNotExecutable
+    │   │   │   └── ServerExited
+    │   │   └── ConnectionLost
+    │   ├── MessageTooLarge
+    │   │   └── SSEEventTooLarge
+    │   ├── ReplayError                      a Last-Event-ID that cannot be resumed from
+    │   │   ├── UnknownEventId
+    │   │   └── EventsLost
+    │   ├── ProtocolError                    abstract
+    │   │   ├── LocalProtocolError           this side would break MCP; nothing was sent
+    │   │   │   └── ClientCapabilityMissing
+    │   │   └── RemoteProtocolError          the peer broke MCP
+    │   ├── JsonRpcError                     travels to the peer as a JSON-RPC error
+    │   │   ├── ParseError                   -32700
+    │   │   ├── InvalidRequest               -32600
+    │   │   ├── MethodNotFound               -32601
+    │   │   ├── InvalidParams                -32602
+    │   │   ├── InternalError                -32603
+    │   │   ├── ResourceNotFound             -32002
+    │   │   └── UrlElicitationRequired       -32042
+    │   ├── RequestTimeout                   an MCP request got no answer in time
+    │   ├── SessionLimitReached              trimcp.sessions, trimcp.http
+    │   ├── HttpRefusal                      an HTTP error answer of the MCP endpoint
+    │   ├── SchemaError                      trimcp.server, when a function is registered
+    │   │   └── UnsupportedDialect
+    │   ├── ArgumentError                    carries ArgumentProblem records
+    │   ├── OutputError
+    │   ├── ToolError                        a tool's own isError answer
+    │   ├── InvalidCursor
+    │   ├── TemplateError
+    │   ├── ElicitationError
+    │   ├── NotConnected                     trimcp.client, the host of many servers
+    │   ├── UnknownServer
+    │   ├── UnknownTool
+    │   ├── ToolCallDenied
+    │   └── ToolOutputInvalid
+    └── ScriptedCrash                        trimcp.testing: stands in for a bug in user code
 """
 
 from __future__ import annotations
@@ -18,12 +96,84 @@ import orjson
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+__all__ = [
+    "ActorError",
+    "ActorGone",
+    "AlreadyRegistered",
+    "ArgumentError",
+    "ArgumentProblem",
+    "CallTimeout",
+    "CallingSelf",
+    "ChildNotFound",
+    "ClientCapabilityMissing",
+    "CommandNotExecutable",
+    "CommandNotFound",
+    "ConfigError",
+    "ConnectFailed",
+    "ConnectionLost",
+    "DuplicateChild",
+    "ElicitationError",
+    "EndpointNotFound",
+    "EventsLost",
+    "HandshakeRejected",
+    "HttpAuthRequired",
+    "HttpRefusal",
+    "HttpStatusError",
+    "InternalError",
+    "InvalidChildSpec",
+    "InvalidCursor",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidTransition",
+    "JsonRpcError",
+    "LaunchFailed",
+    "LocalProtocolError",
+    "MailboxClosed",
+    "MailboxFull",
+    "MessageRefused",
+    "MessageTooLarge",
+    "MethodNotFound",
+    "NotAnMcpEndpoint",
+    "NotConnected",
+    "NotRegistered",
+    "OutputError",
+    "ParseError",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "ReplayError",
+    "RequestTimeout",
+    "ResourceNotFound",
+    "RestartIntensityExceeded",
+    "SSEEventTooLarge",
+    "SchemaError",
+    "ScriptedCrash",
+    "ServerExited",
+    "ServerProcessError",
+    "SessionExpired",
+    "SessionLimitReached",
+    "StartFailed",
+    "SubprotocolRefused",
+    "SupervisorError",
+    "TemplateError",
+    "ToolCallDenied",
+    "ToolError",
+    "ToolOutputInvalid",
+    "TransportBroken",
+    "TransportClosed",
+    "TrimcpError",
+    "UnknownEventId",
+    "UnknownServer",
+    "UnknownTool",
+    "UnsupportedDialect",
+    "UrlElicitationRequired",
+]
+
 
 class TrimcpError(Exception):
     """Base class of every exception trimcp raises on purpose."""
 
 
-# --- the actor runtime ---------------------------------------------------------------------
+# --- the actor runtime -----------------------------------------------------------------------
 
 
 class ActorError(TrimcpError):
@@ -126,7 +276,7 @@ class NotRegistered(ActorError):
         self.name = name
 
 
-# --- supervision ---------------------------------------------------------------------------
+# --- supervision -----------------------------------------------------------------------------
 
 
 class SupervisorError(TrimcpError):
@@ -452,7 +602,74 @@ class UrlElicitationRequired(JsonRpcError):
         self.elicitations = tuple(elicitations)
 
 
-# --- the server API (trimcp.server) ---------------------------------------------------------
+class RequestTimeout(TrimcpError):
+    """A request to the peer got no answer in time; ``notifications/cancelled`` was sent.
+
+    Either way round: a client's request to its server (``ClientSession``), or a server's
+    request to its client (``Context.sample``, ``elicit``, ``list_roots``). ``initialize``
+    is the one request never cancelled (Utilities > Cancellation forbids it). ``timeout``
+    is the limit in seconds that passed without an answer (or without progress, when
+    progress resets it); ``method`` the request's method. An actor's ``call`` that times
+    out raises ``CallTimeout`` instead: that is the runtime, not MCP.
+    """
+
+    def __init__(self, message: str, *, method: str, timeout: float) -> None:
+        super().__init__(message)
+        self.method = method
+        self.timeout = timeout
+
+
+# --- sessions and the MCP endpoint over HTTP (trimcp.sessions, trimcp.http) ------------------
+
+
+class SessionLimitReached(TrimcpError):
+    """Every one of a listener's ``max_sessions`` sessions is busy; no new one can start now.
+
+    Idle sessions are evicted to make room first, so this means real load: the HTTP endpoint
+    answers ``initialize`` with 503 and this message.
+    """
+
+
+@final
+class HttpRefusal(TrimcpError):
+    """An HTTP error answer: status, JSON-RPC error body and extra headers.
+
+    Raised by the endpoint's request checks and turned into the response by the endpoint;
+    it never reaches the application. ``code`` is the JSON-RPC error code of the body
+    (-32600 Invalid Request unless the raiser says otherwise). ``request_id`` is the id of
+    the request the body carried, once the body was read and was one request
+    (``answers``); the error then answers it. Otherwise the error's ``id`` is null, as
+    JSON-RPC 2.0 (section 5) has it when the id could not be found.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: int = -32600,
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.headers = headers
+        self.request_id: str | int | None = None
+
+    def answers(self, request_id: str | int | None) -> HttpRefusal:
+        """Make the error answer ``request_id`` (unless it already answers one); return self."""
+        if self.request_id is None:
+            self.request_id = request_id
+        return self
+
+    def body(self) -> bytes:
+        """Return the JSON-RPC error response that is the answer's body."""
+        error = {"code": self.code, "message": self.message}
+        return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
+
+
+# --- the server API (trimcp.server) ----------------------------------------------------------
 
 
 class SchemaError(TrimcpError):
@@ -578,56 +795,6 @@ class ElicitationError(TrimcpError):
     """The client accepted an elicitation but its ``content`` breaks the requested schema."""
 
 
-class SessionLimitReached(TrimcpError):
-    """Every one of a listener's ``max_sessions`` sessions is busy; no new one can start now.
-
-    Idle sessions are evicted to make room first, so this means real load: the HTTP endpoint
-    answers ``initialize`` with 503 and this message.
-    """
-
-
-# --- the MCP endpoint over HTTP (trimcp.http) ------------------------------------------------
-
-
-@final
-class HttpRefusal(TrimcpError):
-    """An HTTP error answer: status, JSON-RPC error body and extra headers.
-
-    Raised by the endpoint's request checks and turned into the response by the endpoint;
-    it never reaches the application. ``code`` is the JSON-RPC error code of the body
-    (-32600 Invalid Request unless the raiser says otherwise). ``request_id`` is the id of
-    the request the body carried, once the body was read and was one request
-    (``answers``); the error then answers it. Otherwise the error's ``id`` is null, as
-    JSON-RPC 2.0 (section 5) has it when the id could not be found.
-    """
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        code: int = -32600,
-        headers: tuple[tuple[bytes, bytes], ...] = (),
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.headers = headers
-        self.request_id: str | int | None = None
-
-    def answers(self, request_id: str | int | None) -> HttpRefusal:
-        """Make the error answer ``request_id`` (unless it already answers one); return self."""
-        if self.request_id is None:
-            self.request_id = request_id
-        return self
-
-    def body(self) -> bytes:
-        """Return the JSON-RPC error response that is the answer's body."""
-        error = {"code": self.code, "message": self.message}
-        return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
-
-
 # --- the client side -------------------------------------------------------------------------
 
 
@@ -637,23 +804,6 @@ class SessionExpired(TransportBroken):
     The spec's answer is to start a new session: ``ClientSession`` catches this, performs
     ``initialize`` again and retries what failed, so callers only see it when that fails too.
     """
-
-
-class RequestTimeout(TrimcpError):
-    """A request to the peer got no answer in time; ``notifications/cancelled`` was sent.
-
-    Either way round: a client's request to its server (``ClientSession``), or a server's
-    request to its client (``Context.sample``, ``elicit``, ``list_roots``). ``initialize``
-    is the one request never cancelled (Utilities > Cancellation forbids it). ``timeout``
-    is the limit in seconds that passed without an answer (or without progress, when
-    progress resets it); ``method`` the request's method. An actor's ``call`` that times
-    out raises ``CallTimeout`` instead: that is the runtime, not MCP.
-    """
-
-    def __init__(self, message: str, *, method: str, timeout: float) -> None:
-        super().__init__(message)
-        self.method = method
-        self.timeout = timeout
 
 
 class NotConnected(TrimcpError):
@@ -681,7 +831,7 @@ class ToolCallDenied(TrimcpError):
     """The host's permission rules refused a tool call; the message names the rule."""
 
 
-# --- launching MCP servers as processes (the client's stdio transport) ----------------------
+# --- launching MCP servers as processes (the client's stdio transport) -----------------------
 
 
 class ServerProcessError(TransportBroken):
@@ -812,7 +962,7 @@ class NotAnMcpEndpoint(ConnectFailed):
         self.content_type = content_type
 
 
-# --- test helpers (trimcp.testing) ----------------------------------------------------------
+# --- test helpers (trimcp.testing) -----------------------------------------------------------
 
 
 class ScriptedCrash(Exception):
