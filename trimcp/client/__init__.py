@@ -10,6 +10,9 @@
 
 Failures are explained in plain words: configuration problems name the file, server, field
 and fix; launch failures and crashes name the command, exit status and last stderr lines.
+The exceptions are ``trimcp.errors``'; the payloads the server speaks too (``Root``,
+``ElicitResult``, ``ToolAnnotations``, ``ResourceContents``, ``PromptMessage``,
+``Completion``, ``Page``) are ``trimcp.protocol``'s, re-exported here.
 """
 
 # The payloads the server side speaks too, defined once in the protocol core.

@@ -18,6 +18,11 @@ actor that keeps the sessions subscribed to the hub), and the pure building bloc
 ``_schema`` (JSON Schema from signatures), ``_validation`` and ``_conversion`` (arguments),
 ``_uri_template`` (RFC 6570), ``_pagination`` (opaque cursors).
 
+Defined elsewhere and re-exported here: the payloads the client speaks too
+(``ToolAnnotations``, ``ResourceContents``, ``PromptMessage``, ``Completion``, ``Page``,
+``Root``, ``ElicitResult``: ``trimcp.protocol``) and this API's exceptions (``ToolError``,
+``SchemaError``, ...: ``trimcp.errors``).
+
 Not here: the wire and the lifecycle (``trimcp.sessions``, ``trimcp.protocol``), transports,
 and the experimental tasks feature of 2025-11-25 (not offered). The in-memory test client
 is ``trimcp.testing.open_in_memory_client``.
