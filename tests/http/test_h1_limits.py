@@ -134,6 +134,7 @@ async def test_at_the_connection_limit_the_longest_idle_gives_way(
         assert response.status_code == 200
         # Now nobody is idle: newcomers are closed at once, logged once.
         await newcomer.send_raw(b"GET / HTTP/1.1\r\n")
+        await trio.testing.wait_all_tasks_blocked()  # its head begun: no longer idle
         turned_away = [await open_one() for _ in range(3)]
         for client in turned_away:
             assert await client.closed(within=1.0)
