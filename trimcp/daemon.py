@@ -424,6 +424,7 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
             resumable=http.resumable,
             max_events_per_stream=http.max_events_per_stream,
             event_ttl=http.event_ttl,
+            max_event_store_bytes=http.max_event_store_bytes,
             allowed_hosts=http.allowed_hosts,
             allowed_origins=http.allowed_origins,
             legacy_sse=http.legacy_sse,

@@ -784,3 +784,25 @@ async def test_progress_goes_on_the_stream_of_its_call_in_order() -> None:
         # Every event has an id, in order, after the priming event's.
         ids = [int(e.id.rsplit("-", 1)[1]) for e in answer.events if e.id]
         assert ids == list(range(ids[0], ids[0] + 502))
+
+
+async def test_the_byte_bound_is_taken_from_the_options() -> None:
+    server = build_server()
+    gate = trio.Event()
+
+    @server.tool()
+    async def gated() -> str:
+        await gate.wait()
+        return "through"
+
+    # As above, with the listener building its own store from HttpOptions.
+    options = HttpOptions(max_event_store_bytes=700)
+    async with running(server, options=options) as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        last = await _post_and_hang_up(listener.url, session, orjson.dumps(call(2, "gated", {})))
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        echoed = await post(client, listener.url, call(3, "echo", {"text": "y"}), session=session)
+        assert echoed.message["result"]["content"] == [{"type": "text", "text": "y"}]
+        gone = await resume(listener.url, session, last)
+        assert gone.status == 410

@@ -121,7 +121,9 @@ def http_listener_spec(
     store = settings.get("store")
     if store is None and options.resumable:
         store = MemoryEventStore(
-            max_events_per_stream=options.max_events_per_stream, ttl=options.event_ttl
+            max_events_per_stream=options.max_events_per_stream,
+            ttl=options.event_ttl,
+            max_bytes=options.max_event_store_bytes,
         )
     chosen_store = store
     per_session = session_options or getattr(handler, "session_options", None) or SessionOptions()
