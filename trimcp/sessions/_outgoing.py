@@ -1,54 +1,33 @@
-"""The session's own requests to the client (sampling, elicitation, roots, ping): the waits.
+"""The session's own requests to the client (sampling, elicitation, roots, ping): the answers.
 
-``Session.request`` encodes a request, registers an ``Outgoing`` under its id and waits on
-it; the session's reader completes it when the answer arrives (``ResponseReceived``) and
-restarts its timeout on each progress notification for it (Lifecycle > Timeouts, MAY).
+``Session.request`` encodes a request and waits for it on a ``PendingAnswer`` (the wait both
+sides share, in ``trimcp.transports``); the session's reader answers it when the response
+arrives (``ResponseReceived``) and hands it each progress report for the request, which
+restarts its timeout (Lifecycle > Timeouts, MAY). This module says what an answer is and
+what the caller gets from it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, final
-
-import trio
+from typing import TYPE_CHECKING, TypeAlias
 
 from trimcp.errors import JsonRpcError, TransportClosed
 from trimcp.protocol import Result
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from trimcp.protocol import ErrorObject, JsonObject, ProgressParams
+    from trimcp.transports import PendingAnswer
 
-__all__ = ["Outgoing", "first_of", "unwrap"]
+__all__ = ["Answer", "Waiter", "unwrap"]
 
-
-@final
-class Outgoing:
-    """One of our requests to the client, waiting for its answer."""
-
-    __slots__ = ("done", "on_progress", "response", "restart")
-
-    def __init__(self, on_progress: Callable[[ProgressParams], Awaitable[None]] | None) -> None:
-        self.done = trio.Event()
-        self.response: Result | ErrorObject | None = None
-        self.on_progress = on_progress
-        # Set by progress: the wait restarts its timeout.
-        self.restart = trio.Event()
+#: What answers one of our requests: the client's result or error, or None when the session
+#: ended first.
+Answer: TypeAlias = "Result | ErrorObject | None"
+#: The wait for one of our requests.
+Waiter: TypeAlias = "PendingAnswer[Answer, ProgressParams]"
 
 
-async def first_of(done: trio.Event, restart: trio.Event) -> None:
-    """Wait until either event is set."""
-    async with trio.open_nursery() as nursery:
-
-        async def wait(event: trio.Event) -> None:
-            await event.wait()
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(wait, done)
-        nursery.start_soon(wait, restart)
-
-
-def unwrap(method: str, response: Result | ErrorObject | None) -> JsonObject:
+def unwrap(method: str, response: Answer) -> JsonObject:
     """Return the result of an answered request, or raise what the answer says.
 
     Raises:

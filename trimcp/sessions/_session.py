@@ -78,13 +78,13 @@ from trimcp.protocol import (
     UnexpectedResponse,
     error_object_for,
 )
-from trimcp.transports import PushedInput, RequestStreamControl
+from trimcp.transports import PendingAnswer, PushedInput, RequestStreamControl
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle
 from ._inline import run_inline
 from ._input import INPUT_OVER, InputEvent, InputState, InputStep, next_input
 from ._options import SessionOptions
-from ._outgoing import Outgoing, first_of, unwrap
+from ._outgoing import unwrap
 from ._writer import SessionWriter
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     from trimcp.transports import MessageStream, Routed
 
     from ._handler import RequestHandler
+    from ._outgoing import Waiter
     from ._port import ProgressCallback
 
 __all__ = ["InitializationDue", "Notify", "Session"]
@@ -193,7 +194,7 @@ class Session(Actor):
         # and draining (a request answered inline by the reader is never listed), and our
         # requests to the client awaiting answers. Both made on first use.
         self._requests: dict[RequestId, trio.CancelScope] | None = None
-        self._outgoing: dict[RequestId, Outgoing] | None = None
+        self._outgoing: dict[RequestId, Waiter] | None = None
         # Read but not yet acted on, in order: messages not yet fed to the core, and events
         # the core returned. Shared so a new reader carries on where the last one stopped;
         # None while empty, as an empty deque costs ~760 bytes per idle session.
@@ -233,7 +234,7 @@ class Session(Actor):
         self._handler.session_closed(SessionHandle(self))
         self.connection.close()
         for waiter in (self._outgoing or {}).values():
-            waiter.done.set()
+            waiter.answer(None)
         await self._writer.close()
         await self._stream.aclose()
 
@@ -478,14 +479,11 @@ class Session(Actor):
             )
             if waiter is not None:
                 response = event.response
-                waiter.response = response if isinstance(response, Result) else response.error
-                waiter.done.set()
+                waiter.answer(response if isinstance(response, Result) else response.error)
         elif isinstance(event, ProgressReceived):
             waiter = self._outgoing.get(event.request_id) if self._outgoing else None
             if waiter is not None:
-                waiter.restart.set()
-                if waiter.on_progress is not None:
-                    self.start_soon(waiter.on_progress, event.params)
+                waiter.progress(event.params)
         elif isinstance(event, UnexpectedResponse):
             logger.debug("session %s: response to no pending request: %r", self.name, event)
 
@@ -648,28 +646,29 @@ class Session(Actor):
     ) -> JsonObject:
         """Send a request to the client and wait for its result (see ``SessionHandle``)."""
         request_id, data = self.connection.send_request(method, params)
-        waiter = Outgoing(on_progress)
+        waiter: Waiter = PendingAnswer()
         if self._outgoing is None:
             self._outgoing = {}
         self._outgoing[request_id] = waiter
         budget = self._options.request_timeout if timeout is None else timeout
+        # The callback runs as a helper task of the session, as a notification handler does:
+        # a slow one does not hold up the wait, and an error in it is the session's.
+        spawn = None if on_progress is None else lambda params: self.start_soon(on_progress, params)
         answered = False
         try:
             await self.write(data)
-            while not waiter.done.is_set():
-                waiter.restart = trio.Event()
-                with trio.move_on_after(budget):
-                    await first_of(waiter.done, waiter.restart)
-                if not (waiter.done.is_set() or waiter.restart.is_set()):
-                    message = f"{method} got no answer within {budget:g} s"
-                    raise RequestTimeout(message, method=method, timeout=budget)
+            try:
+                answer = await waiter.wait(budget, on_progress=spawn)
+            except trio.TooSlowError:
+                message = f"{method} got no answer within {budget:g} s"
+                raise RequestTimeout(message, method=method, timeout=budget) from None
             answered = True
         finally:
             # Timed out, cancelled or failed: tell the client to stop (Utilities > Cancellation).
             outgoing = self._outgoing
             if not answered and outgoing and outgoing.pop(request_id, None) is not None:
                 await self._cancel_outgoing(request_id)
-        return unwrap(method, waiter.response)
+        return unwrap(method, answer)
 
     async def _cancel_outgoing(self, request_id: RequestId) -> None:
         try:

@@ -7,6 +7,8 @@ and the byte stream under it; it hands the layer above one message at a time thr
 * ``MessageStream``: the seam, and the contract every implementation keeps; its optional
   capabilities ``PushedInput`` (with ``InputSink``), ``RoutedOutput`` (``Routed`` messages),
   ``ImmediateOutput``, ``RequestStreamControl`` and ``ReadyMarker``.
+* ``PendingAnswer``: one outgoing request's wait for its answer, for the sessions of both
+  sides (timeouts that progress restarts).
 * ``StdioStream`` / ``open_stdio_stream``: newline-delimited JSON over trio byte streams,
   by default the process's own stdin and stdout through trio's non-blocking ``FdStream``
   (no threads), with a bounded line length.
@@ -37,6 +39,7 @@ from ._origin import LOCALHOST as LOCALHOST
 from ._origin import HeaderProblem as HeaderProblem
 from ._origin import OriginPolicy as OriginPolicy
 from ._origin import check_headers as check_headers
+from ._pending import PendingAnswer as PendingAnswer
 from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
 from ._sse import SSEDecoder as SSEDecoder
 from ._sse import SSEDecoderStatistics as SSEDecoderStatistics
@@ -85,6 +88,7 @@ __all__ = [
     "MemoryMessageStream",
     "MessageStream",
     "OriginPolicy",
+    "PendingAnswer",
     "PushedInput",
     "ReaderGuard",
     "ReadyMarker",
