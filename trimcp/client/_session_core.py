@@ -11,8 +11,9 @@ Three tasks in the session's nursery, plus one per server request being answered
 
 Not an actor: its state has one owner per field (the reader routes, callers own their
 pending entry), nothing queues behind a mailbox, and a request is answered in the caller's
-own task. A caller waits on its own memory channel; progress arrives there too, so timeouts
-that progress resets and the ``on_progress`` callback both run in the caller's task.
+own task. A caller waits on its own ``PendingAnswer`` (the wait the server's sessions use
+too); the reader hands it progress as well, so timeouts that progress resets and the
+``on_progress`` callback both run in the caller's task.
 
 When the transport ends (``TransportClosed``/``TransportBroken``, including ``ServerExited``)
 every pending request fails at once with ``ConnectionLost`` (the transport's error as
@@ -27,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeAlias, final
+from typing import TYPE_CHECKING, TypeAlias, final
 
 import trio
 
@@ -60,9 +61,9 @@ from trimcp.protocol import (
     UnexpectedResponse,
     error_object_for,
 )
+from trimcp.transports import PendingAnswer, ReadyMarker
 
 from ._session_errors import CLOSED_BY_CLIENT, connection_lost, error_from
-from ._session_handlers import call_back
 from ._session_results import Progress
 
 if TYPE_CHECKING:
@@ -127,7 +128,8 @@ class _SendExpired:
     cause: SessionExpired
 
 
-_Arrival: TypeAlias = Progress | Result | ErrorObject | InitializeResult | _Lost | _SendExpired
+#: What answers a request: the server's result or error, or why no answer will come.
+_Answer: TypeAlias = Result | ErrorObject | InitializeResult | _Lost | _SendExpired
 #: Pending requests are keyed by (session generation, id): a renewed session counts ids
 #: from 1 again.
 _Key: TypeAlias = tuple[int, "RequestId"]
@@ -163,8 +165,6 @@ class SessionHooks:
 
 ProgressCallback: TypeAlias = "Callable[[Progress], Awaitable[None] | None]"
 
-_NO_DEADLINE: Final = math.inf
-
 
 @final
 class SessionCore:
@@ -183,7 +183,7 @@ class SessionCore:
         self._hooks = hooks
         self._conn = new_connection()
         self._generation = 0
-        self._pending: dict[_Key, trio.MemorySendChannel[_Arrival]] = {}
+        self._pending: dict[_Key, PendingAnswer[_Answer, Progress]] = {}
         self._serving: dict[_Key, trio.CancelScope] = {}
         self._init_key: _Key | None = None
         self._outbox_send, self._outbox = trio.open_memory_channel[_Outgoing](math.inf)
@@ -243,8 +243,8 @@ class SessionCore:
         self._end_reason = reason
         if self._conn.phase is not Phase.CLOSED:
             self._conn.close()
-        for channel in self._pending.values():
-            channel.send_nowait(_Lost(reason))
+        for waiter in self._pending.values():
+            waiter.answer(_Lost(reason))
         for scope in self._serving.values():
             scope.cancel()
         self._ready.set()  # wake requests waiting for a renewal; they see the end
@@ -286,9 +286,8 @@ class SessionCore:
         if not isinstance(arrival, InitializeResult):
             raise RemoteProtocolError(f"unexpected answer to initialize: {arrival!r}")
         self._enqueue(self._conn.send_initialized())
-        mark_ready = getattr(self._stream, "mark_ready", None)
-        if callable(mark_ready):  # a ServerProcess: exits from now on are "in operation"
-            mark_ready()
+        if isinstance(self._stream, ReadyMarker):  # a ServerProcess: exits are now "in operation"
+            self._stream.mark_ready()
         self._ready.set()
         return arrival
 
@@ -302,9 +301,9 @@ class SessionCore:
         self._ready = trio.Event()
         self._generation += 1
         expired = SessionExpired("the server ended the session while the request was pending")
-        for key, channel in list(self._pending.items()):
+        for key, waiter in list(self._pending.items()):
             if key[0] == generation:
-                channel.send_nowait(_Lost(expired))
+                waiter.answer(_Lost(expired))
         for key, scope in list(self._serving.items()):
             if key[0] == generation:
                 scope.cancel()
@@ -368,10 +367,10 @@ class SessionCore:
         method: str,
         timeout: float | None,
         on_progress: ProgressCallback | None,
-    ) -> Result | ErrorObject | InitializeResult | _Lost | _SendExpired:
+    ) -> _Answer:
         """Send ``data`` and wait for what answers ``key``; cancel it if we stop waiting."""
-        send, receive = trio.open_memory_channel[_Arrival](math.inf)
-        self._pending[key] = send
+        waiter: PendingAnswer[_Answer, Progress] = PendingAnswer()
+        self._pending[key] = waiter
         if method == "initialize":
             self._init_key = key
         conn = self._conn
@@ -380,40 +379,27 @@ class SessionCore:
         try:
             self._enqueue(data, key)
             limit = self.options.request_timeout if timeout is None else timeout
-            arrival = await self._wait(receive, limit, on_progress)
-            if arrival is None:
+            try:
+                arrival = await waiter.wait(
+                    limit,
+                    on_progress=on_progress,
+                    restart_on_progress=self.options.reset_timeout_on_progress,
+                    limit=self.options.max_request_timeout,
+                )
+            except trio.TooSlowError:
                 reason = f"no answer within {limit:g} s"
                 raise RequestTimeout(
                     f"{method} got no answer within {limit:g} s; "
                     + ("it was not cancelled" if method == "initialize" else "it was cancelled"),
                     method=method,
                     timeout=limit,
-                )
+                ) from None
             answered = True
             return arrival
         finally:
             del self._pending[key]
             if not answered and method != "initialize":
                 self._send_cancel(conn, key[1], reason)
-
-    async def _wait(
-        self,
-        receive: trio.MemoryReceiveChannel[_Arrival],
-        limit: float,
-        on_progress: ProgressCallback | None,
-    ) -> Result | ErrorObject | InitializeResult | _Lost | _SendExpired | None:
-        now = trio.current_time()
-        cap = self.options.max_request_timeout
-        hard = _NO_DEADLINE if cap is None else now + cap
-        with trio.CancelScope(deadline=min(now + limit, hard)) as scope:
-            async for arrival in receive:
-                if not isinstance(arrival, Progress):
-                    return arrival
-                if self.options.reset_timeout_on_progress:
-                    scope.deadline = min(trio.current_time() + limit, hard)
-                if on_progress is not None:
-                    await call_back(on_progress, arrival)
-        return None
 
     def _send_cancel(self, conn: ClientConnection, request_id: RequestId, reason: str) -> None:
         if conn is not self._conn or conn.phase is Phase.CLOSED:
@@ -445,11 +431,11 @@ class SessionCore:
             self._writer_done.set()
 
     def _on_send_expired(self, item: _Outgoing, exc: SessionExpired) -> None:
-        channel = None if item.key is None else self._pending.get(item.key)
-        if channel is not None and item.key != self._init_key:
-            channel.send_nowait(_SendExpired(exc))
-        elif channel is not None:
-            channel.send_nowait(_Lost(exc))
+        waiter = None if item.key is None else self._pending.get(item.key)
+        if waiter is not None and item.key != self._init_key:
+            waiter.answer(_SendExpired(exc))
+        elif waiter is not None:
+            waiter.answer(_Lost(exc))
         else:
             logger.warning("the server ended the session; a notification or answer was lost")
 
@@ -483,10 +469,10 @@ class SessionCore:
         for event in self._conn.receive(data):
             self._route(event)
 
-    def _deliver(self, key: _Key | None, arrival: _Arrival) -> None:
-        channel = None if key is None else self._pending.get(key)
-        if channel is not None:
-            channel.send_nowait(arrival)
+    def _deliver(self, key: _Key | None, answer: _Answer) -> None:
+        waiter = None if key is None else self._pending.get(key)
+        if waiter is not None:
+            waiter.answer(answer)
 
     def _route(self, event: Event) -> None:  # noqa: C901, PLR0912  # one branch per event type
         generation = self._generation
@@ -497,10 +483,11 @@ class SessionCore:
                 self._deliver((generation, response.id), answer)
         elif isinstance(event, ProgressReceived):
             params = event.params
-            progress = Progress(
-                progress=params.progress, total=params.total, message=params.message
-            )
-            self._deliver((generation, event.request_id), progress)
+            waiter = self._pending.get((generation, event.request_id))
+            if waiter is not None:
+                waiter.progress(
+                    Progress(progress=params.progress, total=params.total, message=params.message)
+                )
         elif isinstance(event, NotificationReceived):
             self._inbox_send.send_nowait(event.notification)
         elif isinstance(event, RequestReceived):
