@@ -11,7 +11,8 @@ server did not declare sends nothing: listings return ``[]``, ``complete`` an em
 ``Completion``, ``set_logging_level`` does nothing; methods that need an answer
 (``call_tool``, ``read_resource``, ``get_prompt``, subscriptions, tasks) raise
 ``MethodNotFound`` at once, as the server would have. Task methods live in
-``_session_tasks``; what the client offers the server in ``_session_handlers``.
+``_session_tasks``, listing page by page in ``_session_pages``; what the client offers the
+server in ``_session_handlers``.
 """
 
 from __future__ import annotations
@@ -19,30 +20,25 @@ from __future__ import annotations
 import itertools
 import logging
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, TypeVar, final
+from typing import TYPE_CHECKING, final
 
 import jsonschema
 import trio
 
-from trimcp.errors import (
-    MethodNotFound,
-    RemoteProtocolError,
-    ToolOutputInvalid,
-    TransportClosed,
-)
+from trimcp.errors import ToolOutputInvalid, TransportClosed
 from trimcp.protocol import ClientConnection, ClientOptions, Implementation
 
 from ._session_core import ClientSessionOptions, SessionCore, SessionHooks
-from ._session_errors import CLOSED_BY_CLIENT
+from ._session_errors import CLOSED_BY_CLIENT, require
 from ._session_fields import Fields
-from ._session_handlers import ClientHandlers, answer_request, call_back, capabilities_for
+from ._session_handlers import ClientHandlers, answer_request, capabilities_for
 from ._session_notify import dispatch_notification
+from ._session_pages import every_page, one_page
 from ._session_results import (
     CallToolResult,
     Completion,
     GetPromptResult,
     Page,
-    Progress,
     Prompt,
     Resource,
     ResourceContents,
@@ -52,7 +48,7 @@ from ._session_results import (
 from ._session_tasks import TaskMethods, tool_call_params
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncIterator, Mapping
 
     from trimcp.protocol import (
         InitializeResult,
@@ -67,8 +63,6 @@ if TYPE_CHECKING:
     from ._session_core import ProgressCallback
 
 logger = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 #: Who we are, unless the application says otherwise.
 DEFAULT_CLIENT_INFO = Implementation(name="trimcp", version="0.1")
@@ -119,8 +113,7 @@ class ClientSession:
         )
         self._tokens = itertools.count(1)
         self._output_schemas: dict[str, JsonObject | None] = {}
-        self._task_progress: dict[int | str, ProgressCallback] = {}
-        self.tasks = TaskMethods(self)
+        self.tasks = TaskMethods(self._core, self.new_progress_token)
 
     # --- what the server said at initialize ------------------------------------------------
 
@@ -191,41 +184,9 @@ class ClientSession:
         """Return a progress token no other request of this session uses."""
         return next(self._tokens)
 
-    def _require(self, declared: bool, method: str) -> None:
-        if not declared:
-            raise MethodNotFound(
-                method, f"Method not found: {method} (the server did not declare the capability)"
-            )
-
     async def ping(self, *, timeout: float | None = None) -> None:
         """Check that the server answers."""
         await self._core.request("ping", timeout=timeout)
-
-    # --- paging ----------------------------------------------------------------------------
-
-    async def _page(
-        self, method: str, key: str, parse: Callable[[Fields], T], cursor: str | None
-    ) -> Page[T]:
-        result = await self._core.request(method, None if cursor is None else {"cursor": cursor})
-        fields = Fields(result, method)
-        items = tuple(parse(item) for item in fields.obj_list(key, required=True))
-        return Page(items, fields.opt_string("nextCursor") or None)
-
-    async def _all(self, method: str, key: str, parse: Callable[[Fields], T]) -> list[T]:
-        items: list[T] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        while True:
-            page = await self._page(method, key, parse, cursor)
-            items.extend(page.items)
-            if page.next_cursor is None:
-                return items
-            if page.next_cursor in seen:
-                raise RemoteProtocolError(
-                    f"{method}: the server repeated cursor {page.next_cursor!r}"
-                )
-            seen.add(page.next_cursor)
-            cursor = page.next_cursor
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -240,13 +201,13 @@ class ClientSession:
         """Return every tool, following ``nextCursor`` to the end ([] without ``tools``)."""
         if not self.server_capabilities.tools:
             return []
-        return await self._all("tools/list", "tools", self._parse_tool)
+        return await every_page(self._core, "tools/list", "tools", self._parse_tool)
 
     async def list_tools_page(self, cursor: str | None = None) -> Page[Tool]:
         """Return one page of tools."""
         if not self.server_capabilities.tools:
             return Page(())
-        return await self._page("tools/list", "tools", self._parse_tool, cursor)
+        return await one_page(self._core, "tools/list", "tools", self._parse_tool, cursor)
 
     async def call_tool(
         self,
@@ -266,7 +227,7 @@ class ClientSession:
             ToolOutputInvalid: the structured result does not match the schema, or is
                 missing although the tool declares one.
         """
-        self._require(self.server_capabilities.tools, "tools/call")
+        require(self.server_capabilities.tools, "tools/call")
         params = tool_call_params(name, arguments, meta)
         result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         parsed = CallToolResult.from_wire(Fields(result, "tools/call"))
@@ -303,27 +264,27 @@ class ClientSession:
         """Return every resource, all pages ([] without ``resources``)."""
         if not self.server_capabilities.resources:
             return []
-        return await self._all("resources/list", "resources", Resource.from_wire)
+        return await every_page(self._core, "resources/list", "resources", Resource.from_wire)
 
     async def list_resources_page(self, cursor: str | None = None) -> Page[Resource]:
         """Return one page of resources."""
         if not self.server_capabilities.resources:
             return Page(())
-        return await self._page("resources/list", "resources", Resource.from_wire, cursor)
+        return await one_page(self._core, "resources/list", "resources", Resource.from_wire, cursor)
 
     async def list_resource_templates(self) -> list[ResourceTemplate]:
         """Return every resource template, all pages."""
         if not self.server_capabilities.resources:
             return []
-        return await self._all(
-            "resources/templates/list", "resourceTemplates", ResourceTemplate.from_wire
+        return await every_page(
+            self._core, "resources/templates/list", "resourceTemplates", ResourceTemplate.from_wire
         )
 
     async def read_resource(
         self, uri: str, *, timeout: float | None = None
     ) -> list[ResourceContents]:
         """Read a resource; a read may return several items (sub-resources)."""
-        self._require(self.server_capabilities.resources, "resources/read")
+        require(self.server_capabilities.resources, "resources/read")
         result = await self._core.request("resources/read", {"uri": uri}, timeout=timeout)
         fields = Fields(result, "resources/read")
         return [
@@ -333,12 +294,12 @@ class ClientSession:
     async def subscribe_resource(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri``
         (``ClientHandlers.on_resource_updated`` receives them)."""
-        self._require(self.server_capabilities.resources_subscribe, "resources/subscribe")
+        require(self.server_capabilities.resources_subscribe, "resources/subscribe")
         await self._core.request("resources/subscribe", {"uri": uri})
 
     async def unsubscribe_resource(self, uri: str) -> None:
         """Stop the updates about ``uri``."""
-        self._require(self.server_capabilities.resources_subscribe, "resources/unsubscribe")
+        require(self.server_capabilities.resources_subscribe, "resources/unsubscribe")
         await self._core.request("resources/unsubscribe", {"uri": uri})
 
     # --- prompts, completion, logging ------------------------------------------------------
@@ -347,19 +308,19 @@ class ClientSession:
         """Return every prompt, all pages ([] without ``prompts``)."""
         if not self.server_capabilities.prompts:
             return []
-        return await self._all("prompts/list", "prompts", Prompt.from_wire)
+        return await every_page(self._core, "prompts/list", "prompts", Prompt.from_wire)
 
     async def list_prompts_page(self, cursor: str | None = None) -> Page[Prompt]:
         """Return one page of prompts."""
         if not self.server_capabilities.prompts:
             return Page(())
-        return await self._page("prompts/list", "prompts", Prompt.from_wire, cursor)
+        return await one_page(self._core, "prompts/list", "prompts", Prompt.from_wire, cursor)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
     ) -> GetPromptResult:
         """Get a prompt's messages for ``arguments`` (strings)."""
-        self._require(self.server_capabilities.prompts, "prompts/get")
+        require(self.server_capabilities.prompts, "prompts/get")
         params: JsonObject = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -411,16 +372,9 @@ class ClientSession:
         if notification.method == "notifications/tasks/status":
             self.tasks.status_changed(notification.params)
         if notification.method == "notifications/progress":
-            await self._task_progress_arrived(notification)
+            await self.tasks.progress_arrived(notification.params)
             return
         await dispatch_notification(self._handlers, notification)
-
-    async def _task_progress_arrived(self, notification: Notification) -> None:
-        params = notification.params or {}
-        token = params.get("progressToken")
-        callback = self._task_progress.get(token) if isinstance(token, int | str) else None
-        if callback is not None:
-            await call_back(callback, Progress.from_wire(Fields(params, "notifications/progress")))
 
 
 @asynccontextmanager

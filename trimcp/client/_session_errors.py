@@ -69,3 +69,15 @@ def connection_lost(method: str, cause: BaseException) -> ConnectionLost | Trans
 
 #: Why requests fail after the application left ``open_client_session``.
 CLOSED_BY_CLIENT = "the client session is closed"
+
+
+def require(declared: bool, method: str) -> None:
+    """Refuse ``method`` before sending it if the server did not declare its capability.
+
+    Raises:
+        MethodNotFound: as the server itself would have answered.
+    """
+    if not declared:
+        raise MethodNotFound(
+            method, f"Method not found: {method} (the server did not declare the capability)"
+        )
