@@ -520,6 +520,7 @@ async def test_websocket_listener_keeps_to_max_sessions(caplog: pytest.LogCaptur
                     assert second.close_code == CloseCode.TRY_AGAIN_LATER
 
 
+@pytest.mark.slow
 async def test_the_hub_starts_before_the_listeners_and_carries_the_servers_notifications(
     tmp_path: Path, write_module: Callable[[str, str], str]
 ) -> None:

@@ -257,6 +257,7 @@ def test_the_corpus_is_framed_as_h11_frames_it(data: bytes) -> None:
     check_same_framing(data + GOOD)
 
 
+@pytest.mark.slow
 def test_the_found_shapes_are_refused_not_answered() -> None:
     for name in (
         "bare LF in a chunk extension",
@@ -340,6 +341,7 @@ def test_mutated_requests_are_framed_as_h11_frames_them(data: bytes) -> None:
     check_same_framing(data + GOOD)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(valid_requests())
 def test_valid_requests_are_served_exactly(data: bytes) -> None:

@@ -297,6 +297,7 @@ async def test_idle_connections_and_slow_heads_time_out(autojump_clock: object) 
         assert trio.current_time() - start == pytest.approx(10.0)
 
 
+@pytest.mark.slow
 async def test_shutdown_closes_idle_connections_and_lets_requests_finish() -> None:
     release = trio.Event()
 
@@ -334,6 +335,7 @@ async def test_shutdown_closes_idle_connections_and_lets_requests_finish() -> No
             await trio.open_tcp_stream("127.0.0.1", port)
 
 
+@pytest.mark.slow
 async def test_a_real_socket_round_trip() -> None:
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
     port = listeners[0].socket.getsockname()[1]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import orjson
+import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
@@ -17,6 +18,8 @@ from trimcp.transports import SSEDecoder
 
 if TYPE_CHECKING:
     from trimcp.http import HttpListener
+
+pytestmark = pytest.mark.slow
 
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
