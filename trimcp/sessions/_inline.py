@@ -32,10 +32,27 @@ def run_inline(
     """Run ``coro`` in the awaiting task, in ``context``, as ``await`` would.
 
     Just before ``coro`` first yields to trio (it is about to suspend), call
-    ``on_suspend(*args)``; a coroutine that finishes without suspending never calls it. After
-    that, trio's resumptions pass straight through: trio resumes a task with ``send`` (an
-    outcome), and throws in only after a foreign yield.
+    ``on_suspend(*args)``; a coroutine that finishes without suspending never calls it, and
+    then this is no schedule point at all. Whatever ``coro`` raises comes out of the
+    ``await``, including trio's ``Cancelled``.
     """
+    # This drives the coroutine the way trio's run loop drives a task, and relies on trio's
+    # trap protocol (python-trio/trio: src/trio/_core/_traps.py, and the task step of
+    # ``unrolled_run`` in src/trio/_core/_run.py):
+    #
+    # * every suspension in trio ends in a ``yield`` of a trap message from the innermost
+    #   trio primitive; passing it up unchanged makes it the awaiting task's own suspension,
+    #   so trio parks, cancels and reschedules that task as if it had awaited ``coro``;
+    # * trio resumes a task with ``coro.send(outcome)``, and the trap itself unwraps the
+    #   outcome, so a result and an exception (``Cancelled`` included) both arrive through
+    #   ``send`` and reach ``coro`` with no special case here;
+    # * trio throws into a task (``coro.throw``) only after a yield that is not one of its
+    #   traps (a foreign library's); the ``except`` below forwards that to ``coro``.
+    #
+    # ``context.run`` around each step gives ``coro`` a context of its own, as a new task
+    # would have (trio runs the task's step in the task's context; a nested ``run`` of
+    # another context is allowed). If trio changes how it resumes tasks, these tests fail
+    # first: tests/sessions/test_run_inline.py.
     resume: Callable[[Any], Any] = coro.send
     value: Any = None
     suspended = False
@@ -45,6 +62,8 @@ def run_inline(
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]  # the coroutine's own T
         if not suspended:
+            # The first trap: the handler is about to wait. Nothing has run since it was
+            # sent, so the caller can still hand its role to another task in order.
             suspended = True
             on_suspend(*args)
         try:
