@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import logging
 import typing
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TYPE_CHECKING
 
 import orjson
 import trio
 
 from trimcp.errors import TransportClosed, UnknownEventId
 from trimcp.http._response import ResponseStream, SyncEventStore
+from trimcp.transports import InputSink, Routed
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -59,33 +60,11 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: One outgoing message: its bytes, the client request it belongs to, and whether it is
-#: that request's response (the last message for it). ``b""`` with ``final`` means "no
-#: response will come" (the client cancelled the request).
-Routed: TypeAlias = "tuple[bytes, RequestId | None, bool]"
-
 # What trimcp's own encoder writes first (``protocol._codec.dump``): key order is fixed.
 _HEAD = b'{"jsonrpc":"2.0",'
 _ID_HEAD = _HEAD + b'"id":'
 # Bodies queued for a session that reads its input instead of taking it pushed.
 _INBOX = 16
-
-
-class InputSink(Protocol):
-    """What takes the input of a stream that pushes it (``Session`` does).
-
-    Implementers guarantee: ``push_input`` acts on bodies in the order pushed, waits only
-    to bound the bodies waiting, and raises ``TransportClosed`` once the session takes no
-    more; ``input_ended`` (no more bodies will come) never waits.
-    """
-
-    async def push_input(self, body: bytes) -> None:
-        """Take one POST body."""
-        ...
-
-    def input_ended(self) -> None:
-        """No more bodies will come."""
-        ...
 
 
 @typing.final
