@@ -806,3 +806,21 @@ async def test_the_byte_bound_is_taken_from_the_options() -> None:
         assert echoed.message["result"]["content"] == [{"type": "text", "text": "y"}]
         gone = await resume(listener.url, session, last)
         assert gone.status == 410
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-03-26"])
+async def test_a_get_stream_is_answered_at_once(autojump_clock: object, version: str) -> None:
+    # A client may wait for the GET's status before it sends requests (the server can put
+    # their progress or its own requests there); nothing is on its way, so no batching wait.
+    # On the mock clock any wait of the server's shows as time passed.
+    async with running() as listener, httpx.AsyncClient() as client:
+        session = await handshake(client, listener.url)
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": session,
+            "mcp-protocol-version": version,
+        }
+        began = trio.current_time()
+        async with client.stream("GET", listener.url, headers=headers) as response:
+            assert response.status_code == 200
+            assert trio.current_time() == began

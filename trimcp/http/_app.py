@@ -499,12 +499,15 @@ class McpHttpApp:
     ) -> None:
         """Answer with an SSE stream: ``head`` (priming or replayed events), then ``live``.
 
-        Most answers are ready within milliseconds: the first events are awaited briefly
-        (``_FIRST_EVENT_WAIT``) and leave in one write with ``head``, and a stream that has
+        Most answers to a POST are ready within milliseconds: the first events are awaited
+        briefly (``_FIRST_EVENT_WAIT``) and leave in one write with ``head``, and a stream that has
         already ended is finished in that same write, with no watcher task at all. Only a
         stream still open after that gets the task that notices the client leaving. A
         stream written to its end is released in the store (``_delivered``): its
         resumption window was this delivery, not the store's ``ttl``.
+
+        The standalone stream a GET opens is answered at once: nothing is on its way, and a
+        client may wait for its status before sending the requests whose messages it carries.
 
         However it ends (a disconnect, a failed write, cancellation), the response stops
         reading ``live`` then: the session keeps storing the stream's events for a
@@ -524,20 +527,26 @@ class McpHttpApp:
         head: bytes,
     ) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        # A POST's stream (``waiting`` its requests) waits briefly for its first answers.
+        first_wait = _FIRST_EVENT_WAIT if response.waiting is not None else 0.0
         chunks = [head] if head else []
         ended = False
-        with trio.move_on_after(_FIRST_EVENT_WAIT):
-            item = await live.get()
-            if item is None:
-                ended = True
-            else:
-                chunks.append(item)
-                ended = _drain(live, chunks)
+        if first_wait > 0:
+            with trio.move_on_after(first_wait):
+                item = await live.get()
+                if item is None:
+                    ended = True
+                else:
+                    chunks.append(item)
+                    ended = _drain(live, chunks)
+        else:
+            ended = _drain(live, chunks)
         if ended:
             await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": False})
             await self._delivered(response, live)
             return
-        if chunks:
+        if chunks or not first_wait > 0:
+            # An empty part still sends the status line and headers.
             await send(_chunk(b"".join(chunks)))
         gone = False
         async with trio.open_nursery() as nursery:
