@@ -23,9 +23,10 @@ Defined elsewhere and re-exported here: the payloads the client speaks too
 ``Root``, ``ElicitResult``: ``trimcp.protocol``) and this API's exceptions (``ToolError``,
 ``SchemaError``, ...: ``trimcp.errors``).
 
-Not here: the wire and the lifecycle (``trimcp.sessions``, ``trimcp.protocol``), transports,
-and the experimental tasks feature of 2025-11-25 (not offered). The in-memory test client
-is ``trimcp.testing.open_in_memory_client``.
+The experimental tasks feature of 2025-11-25 is offered per tool
+(``@server.tool(task_support="optional" | "required")``, bounded by ``TaskPolicy``;
+``_tasks``). Not here: the wire and the lifecycle (``trimcp.sessions``, ``trimcp.protocol``)
+and transports. The in-memory test client is ``trimcp.testing.open_in_memory_client``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """MCP over WebSocket inside an ASGI app: a ``MessageStream`` over ``receive``/``send``.
 
-For the HTTP transport, whose ASGI app (served by hypercorn) mounts this at ``/mcp/ws``:
+For the HTTP transport, whose ASGI app (on trimcp's HTTP/1.1 server or on hypercorn) mounts
+this at ``/mcp/ws``:
 
     async def app(scope, receive, send):
         if scope["type"] == "websocket" and scope["path"] == "/mcp/ws":
