@@ -26,10 +26,10 @@ from trimcp.transports import encode_event
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from trimcp.http._stream import HttpSessionStream
     from trimcp.protocol import RequestId
+    from trimcp.transports import EventStore
 
-__all__ = ["ResponseStream", "SyncEventStore"]
+__all__ = ["ResponseStream", "StreamOwner", "SyncEventStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,31 @@ class SyncEventStore(Protocol):
         ...
 
 
+class StreamOwner(Protocol):
+    """The session stream a ``ResponseStream`` belongs to (``HttpSessionStream``).
+
+    A response stream reads only these, to store its events under the owner's session:
+    declaring them here, rather than importing ``_stream.py`` (which imports this module),
+    keeps the two modules readable one at a time. The values must not change while the
+    owner has open streams.
+    """
+
+    @property
+    def session_id(self) -> str:
+        """The session whose events are stored."""
+        ...
+
+    @property
+    def store(self) -> EventStore | None:
+        """Where events are stored for resumption; None when they are not."""
+        ...
+
+    @property
+    def sync_store(self) -> SyncEventStore | None:
+        """``store``, if it can store and end streams without waiting; else None."""
+        ...
+
+
 @typing.final
 class ResponseStream:
     """One SSE stream of a session: a POST's, or the standalone one a GET opened."""
@@ -61,7 +86,7 @@ class ResponseStream:
 
     def __init__(
         self,
-        owner: HttpSessionStream,
+        owner: StreamOwner,
         stream_id: str | None,
         waiting: Iterable[RequestId] | None,
     ) -> None:
