@@ -19,9 +19,8 @@ from trimcp.errors import (
     RemoteProtocolError,
 )
 from trimcp.protocol import ElicitAction, ElicitResult, Fields, PromptMessage, Root
-from trimcp.server._content import content_block
+from trimcp.server._content import content_block, wire_message
 from trimcp.server._conversion import convert_value
-from trimcp.server._prompts import wire_message
 from trimcp.server._schema import derive_output_schema
 from trimcp.server._validation import compiled_validator
 from trimcp.server._values import to_jsonable

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trimcp.errors import OutputError
-from trimcp.protocol import ResourceContents
+from trimcp.protocol import PromptMessage, ResourceContents
 from trimcp.server._values import to_jsonable
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "content_block",
     "content_blocks",
     "json_text",
+    "wire_message",
 ]
 
 _BLOCK_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
@@ -226,3 +227,11 @@ def content_blocks(value: object) -> list[JsonValue]:
     if isinstance(value, list | tuple) and value and all(_is_block(item) for item in value):
         return [content_block(item) for item in value]
     return [content_block(value)]
+
+
+def wire_message(message: PromptMessage) -> JsonObject:
+    """Return the wire form of ``message``, its content made a block (``content_block``).
+
+    Prompts answer with such messages, and so do sampling requests to the client.
+    """
+    return PromptMessage(message.role, content_block(message.content)).to_wire()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from trimcp.errors import InvalidParams
 from trimcp.protocol import PromptMessage
-from trimcp.server._content import content_block
+from trimcp.server._content import content_block, wire_message
 from trimcp.server._docstrings import parse_docstring
 from trimcp.server._resources import convert_text
 from trimcp.server._schema import ContextMarker
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
     from trimcp.server._context import Context
 
-__all__ = ["PromptEntry", "PromptOptions", "wire_message"]
+__all__ = ["PromptEntry", "PromptOptions"]
 
 
 class PromptOptions(TypedDict, total=False):
@@ -42,11 +42,6 @@ class PromptOptions(TypedDict, total=False):
     description: str
     icons: Sequence[Mapping[str, object]]
     meta: Mapping[str, object]
-
-
-def wire_message(message: PromptMessage) -> JsonObject:
-    """Return the wire form of ``message``, its content made a block (``content_block``)."""
-    return PromptMessage(message.role, content_block(message.content)).to_wire()
 
 
 def _message(item: object) -> JsonValue:
