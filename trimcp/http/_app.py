@@ -20,12 +20,13 @@ import logging
 import sys
 import typing
 import urllib.parse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 import trio
 
 from trimcp.errors import EventsLost, SessionLimitReached, TransportClosed, UnknownEventId
+from trimcp.http._asgi import chunk, read_body, refuse, send_fixed, send_json, send_plain
 from trimcp.http._body import PostBody, read_post_body
 from trimcp.http._checks import (
     Headers,
@@ -38,7 +39,8 @@ from trimcp.http._checks import (
     new_session_id,
 )
 from trimcp.http._legacy import LegacySseStream
-from trimcp.http._stream import HttpSessionStream, ResponseStream, peek_id
+from trimcp.http._sse_writer import SSE_HEADERS, SseWriter
+from trimcp.http._stream import HttpSessionStream, peek_id
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode, features
 from trimcp.sessions import ConnectionBound
 from trimcp.transports import (
@@ -47,43 +49,20 @@ from trimcp.transports import (
     accept_asgi_websocket,
     check_headers,
     encode_event,
-    keepalive_comment,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, MutableMapping
-
+    from trimcp.http._asgi import Receive, Scope, Send
     from trimcp.http._live import LiveQueue
     from trimcp.http._options import HttpOptions
     from trimcp.sessions import SessionManager, SessionRecord
     from trimcp.transports import EventStore
-
-    Scope = MutableMapping[str, Any]
-    Message = MutableMapping[str, Any]
-    Receive = Callable[[], Awaitable[Message]]
-    Send = Callable[[Message], Awaitable[None]]
 
 __all__ = ["McpHttpApp"]
 
 logger = logging.getLogger(__name__)
 
 _SESSION_HEADER = b"mcp-session-id"
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
-_JSON = [(b"content-type", b"application/json")]
-# Most events joined into one write when a stream has a backlog.
-_EVENT_BATCH = 64
-# Seconds an SSE answer waits for its first events before sending what it has.
-_FIRST_EVENT_WAIT = 0.05
-
-
-def _priming_versions(version: str) -> bool:
-    # 2025-11-25 added the priming event and retry polling; older clients may not expect
-    # an event without data.
-    return version >= "2025-11-25"
 
 
 @typing.final
@@ -109,6 +88,7 @@ class McpHttpApp:
             origins_setting="http.allowed_origins",
         )
         self._max_message_size = max_message_size
+        self._sse = SseWriter(options)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -129,15 +109,14 @@ class McpHttpApp:
             options.legacy_messages_path,
         )
         if scope["path"] != options.path and not legacy:
-            await _plain(
+            await send_plain(
                 send, 404, b"Not Found: the MCP endpoint is " + self._options.path.encode()
             )
             return
         problem = check_headers(self._policy, scope["headers"])
         if problem is not None:
             logger.warning("refused an HTTP request: %s", problem.message)
-            refusal = HttpRefusal(problem.status, problem.message)
-            await _refuse(send, refusal)
+            await refuse(send, HttpRefusal(problem.status, problem.message))
             return
         method = scope["method"]
         headers = Headers(scope["headers"])
@@ -145,7 +124,7 @@ class McpHttpApp:
             try:
                 await self._legacy(scope, headers, receive, send)
             except HttpRefusal as refusal:
-                await _refuse(send, refusal)
+                await refuse(send, refusal)
             return
         try:
             if self._options.stateless and method in ("GET", "DELETE"):
@@ -169,7 +148,7 @@ class McpHttpApp:
                     headers=((b"allow", b"GET, POST, DELETE"),),
                 )
         except HttpRefusal as refusal:
-            await _refuse(send, refusal)
+            await refuse(send, refusal)
 
     # --- the 2024-11-05 HTTP+SSE transport --------------------------------------------------
 
@@ -193,13 +172,13 @@ class McpHttpApp:
         record = self._table.lookup(session_id)
         if record is None or not isinstance(record.stream, LegacySseStream):
             raise HttpRefusal(404, "Not Found: unknown session; open the SSE endpoint again")
-        body = await _read_body(headers, receive, options.max_body_size)
+        body = await read_body(headers, receive, options.max_body_size)
         read_post_body(body)  # refuse what cannot be JSON-RPC here, with its 400
         try:
             await record.stream.feed(body)
         except TransportClosed:
             raise HttpRefusal(404, "Not Found: the session has ended") from None
-        await _send_fixed(send, 202, b"Accepted", [])
+        await send_fixed(send, 202, b"Accepted", [])
 
     async def _legacy_stream(self, headers: Headers, receive: Receive, send: Send) -> None:
         check_accept_for_get(headers.get("accept"))
@@ -211,8 +190,8 @@ class McpHttpApp:
             message = f"Service Unavailable: {exc}"
             raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
         endpoint = f"{self._options.legacy_messages_path}?session_id={session_id}"
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        await send(_chunk(encode_event(endpoint.encode(), event="endpoint")))
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await send(chunk(encode_event(endpoint.encode(), event="endpoint")))
         try:
             async with trio.open_nursery() as nursery:
 
@@ -224,7 +203,7 @@ class McpHttpApp:
                 nursery.start_soon(watch)
                 async with contextlib.aclosing(stream.events()) as events:
                     async for event in events:
-                        await send(_chunk(event))
+                        await send(chunk(event))
                 nursery.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
@@ -252,7 +231,7 @@ class McpHttpApp:
     async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
         check_accept_for_post(headers.get("accept"))
         check_content_type(headers.get("content-type"))
-        body = await _read_body(headers, receive, self._options.max_body_size)
+        body = await read_body(headers, receive, self._options.max_body_size)
         outline = read_post_body(body)
         try:
             await self._post_outlined(headers, outline, receive, send)
@@ -305,7 +284,7 @@ class McpHttpApp:
             )
         if not outline.request_ids:
             await self._feed(stream, body)
-            await _send_fixed(send, 202, b"", [])
+            await send_fixed(send, 202, b"", [])
             return
         for request_id in outline.request_ids:
             if stream.in_flight(request_id):
@@ -321,7 +300,7 @@ class McpHttpApp:
         if not self._options.json_response:
             # The priming event is stored before the session sees the body, so its id comes
             # before every id of the answer: resuming from it loses nothing.
-            head = await self._priming(response, negotiated)
+            head = await self._sse.priming(response, negotiated)
         try:
             await self._feed(stream, body)
         except HttpRefusal:
@@ -330,7 +309,7 @@ class McpHttpApp:
         if self._options.json_response:
             await self._answer_json(live, outline.batch, send, extra=[])
         else:
-            await self._stream_sse(response, live, receive, send, head)
+            await self._sse.stream(response, live, receive, send, head)
 
     async def _stateless(
         self, headers: Headers, outline: PostBody, receive: Receive, send: Send
@@ -357,7 +336,7 @@ class McpHttpApp:
                 live = response.attach(sse=False)
                 await self._feed(stream, outline.raw)
                 answers = await _collect(live)
-                await _send_json(send, answers[0] if answers else b"", [])
+                await send_json(send, answers[0] if answers else b"", [])
                 return
             version = check_protocol_version(headers.get("mcp-protocol-version"), None)
             await self._initialize_quietly(stream, version)
@@ -410,7 +389,7 @@ class McpHttpApp:
             # Interned: a handful of versions exist, and each idle session holds one.
             stream.protocol_version = sys.intern(version) if isinstance(version, str) else None
             extra.append((_SESSION_HEADER, session_id.encode("ascii")))
-        await _send_json(send, answers[0] if answers else b"", extra)
+        await send_json(send, answers[0] if answers else b"", extra)
 
     async def _feed(self, stream: HttpSessionStream, body: bytes) -> None:
         try:
@@ -440,7 +419,7 @@ class McpHttpApp:
     ) -> None:
         answers = [data for data in await _collect(live) if peek_id(data)[1]]
         body = b"[" + b",".join(answers) + b"]" if batch else (answers[0] if answers else b"")
-        await _send_json(send, body, extra)
+        await send_json(send, body, extra)
 
     # --- GET -------------------------------------------------------------------------------
 
@@ -460,7 +439,7 @@ class McpHttpApp:
             except EventsLost as exc:
                 raise HttpRefusal(410, f"Gone: {exc}") from None
             head = b"".join(encode_event(data, event_id=event_id) for event_id, data in replay)
-            await self._stream_sse(target, live, receive, send, head)
+            await self._sse.stream(target, live, receive, send, head)
             return
         if stream.standalone is not None and stream.standalone.attached:
             raise HttpRefusal(
@@ -468,9 +447,9 @@ class McpHttpApp:
                 "Conflict: this session already has an open GET stream; one per session",
             )
         standalone = await stream.open_standalone()
-        head = await self._priming(standalone, stream.protocol_version or version)
+        head = await self._sse.priming(standalone, stream.protocol_version or version)
         live = standalone.attach()
-        await self._stream_sse(standalone, live, receive, send, head)
+        await self._sse.stream(standalone, live, receive, send, head)
 
     # --- DELETE ----------------------------------------------------------------------------
 
@@ -478,143 +457,10 @@ class McpHttpApp:
         session_id = check_session_id(headers.get("mcp-session-id"))
         if not await self._manager.end_session(session_id, "deleted by the client"):
             raise HttpRefusal(404, "Not Found: unknown or expired session")
-        await _send_fixed(send, 200, b"", [])
-
-    # --- SSE -------------------------------------------------------------------------------
-
-    async def _priming(self, response: ResponseStream, version: str) -> bytes:
-        """Store and render the priming event (an id, ``retry``, empty data) for 2025-11-25."""
-        if not _priming_versions(version):
-            return b""
-        event_id = await response.priming_event_id()
-        return encode_event(None, event_id=event_id, retry_ms=self._options.retry_ms)
-
-    async def _stream_sse(
-        self,
-        response: ResponseStream,
-        live: LiveQueue,
-        receive: Receive,
-        send: Send,
-        head: bytes,
-    ) -> None:
-        """Answer with an SSE stream: ``head`` (priming or replayed events), then ``live``.
-
-        Most answers to a POST are ready within milliseconds: the first events are awaited
-        briefly (``_FIRST_EVENT_WAIT``) and leave in one write with ``head``, and a stream that has
-        already ended is finished in that same write, with no watcher task at all. Only a
-        stream still open after that gets the task that notices the client leaving. A
-        stream written to its end is released in the store (``_delivered``): its
-        resumption window was this delivery, not the store's ``ttl``.
-
-        The standalone stream a GET opens is answered at once: nothing is on its way, and a
-        client may wait for its status before sending the requests whose messages it carries.
-
-        However it ends (a disconnect, a failed write, cancellation), the response stops
-        reading ``live`` then: the session keeps storing the stream's events for a
-        resumption, and never waits for this reader again.
-        """
-        try:
-            await self._write_sse(response, live, receive, send, head)
-        finally:
-            live.abandon()
-
-    async def _write_sse(
-        self,
-        response: ResponseStream,
-        live: LiveQueue,
-        receive: Receive,
-        send: Send,
-        head: bytes,
-    ) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        # A POST's stream (``waiting`` its requests) waits briefly for its first answers.
-        first_wait = _FIRST_EVENT_WAIT if response.waiting is not None else 0.0
-        chunks = [head] if head else []
-        ended = False
-        if first_wait > 0:
-            with trio.move_on_after(first_wait):
-                item = await live.get()
-                if item is None:
-                    ended = True
-                else:
-                    chunks.append(item)
-                    ended = _drain(live, chunks)
-        else:
-            ended = _drain(live, chunks)
-        if ended:
-            await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": False})
-            await self._delivered(response, live)
-            return
-        if chunks or not first_wait > 0:
-            # An empty part still sends the status line and headers.
-            await send(_chunk(b"".join(chunks)))
-        gone = False
-        async with trio.open_nursery() as nursery:
-
-            async def watch() -> None:
-                nonlocal gone
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                gone = True
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(watch)
-            try:
-                await self._pump(live, send)
-            finally:
-                if gone:
-                    response.detach()
-                nursery.cancel_scope.cancel()
-        if not gone:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            await self._delivered(response, live)
-
-    async def _delivered(self, response: ResponseStream, live: LiveQueue) -> None:
-        """The stream's last event was written: let the store drop the stream soon.
-
-        Only if this reader had the stream to its end (``live`` closed ``complete``), not
-        when it was cut off for another reader. Written means handed to the kernel; the
-        store's grace after a release (``MemoryEventStore(delivered_ttl=...)``) covers a
-        connection that broke before the client read it.
-        """
-        if live.complete:
-            await response.release()
-
-    async def _pump(self, live: LiveQueue, send: Send) -> None:
-        keepalive = self._options.keepalive_interval
-        while True:
-            if keepalive is None:
-                item = await live.get()
-            else:
-                item = None
-                with trio.move_on_after(keepalive) as idle:
-                    item = await live.get()
-                if idle.cancelled_caught:
-                    await send(_chunk(keepalive_comment()))
-                    continue
-            if item is None:
-                return
-            chunks = [item]
-            # Let the producer run once more per round while it keeps adding events, so a
-            # burst (progress) leaves in a few writes instead of one write per event.
-            while not _drain(live, chunks) and len(chunks) < _EVENT_BATCH:
-                await trio.lowlevel.checkpoint()
-                if not live:
-                    break
-            await send(_chunk(b"".join(chunks)))
+        await send_fixed(send, 200, b"", [])
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def _drain(live: LiveQueue, chunks: list[bytes]) -> bool:
-    """Add the events already waiting (up to ``_EVENT_BATCH``); True if the stream ended."""
-    chunks.extend(live.take_ready(_EVENT_BATCH - len(chunks)))
-    return live.finished
-
-
-def _chunk(body: bytes) -> Message:
-    return {"type": "http.response.body", "body": body, "more_body": True}
 
 
 async def _collect(live: LiveQueue) -> list[bytes]:
@@ -626,52 +472,6 @@ async def _collect(live: LiveQueue) -> list[bytes]:
     finally:
         live.abandon()
     return collected
-
-
-async def _read_body(headers: Headers, receive: Receive, limit: int) -> bytes:
-    declared = headers.get("content-length")
-    too_large = HttpRefusal(
-        413,
-        f"Payload Too Large: the body is over the {limit}-byte limit (http.max_body_size)",
-    )
-    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-        raise too_large
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise HttpRefusal(400, "Bad Request: the client went away while sending the body")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-async def _send_json(send: Send, body: bytes, extra: list[tuple[bytes, bytes]]) -> None:
-    await _send_fixed(send, 200, body, [*_JSON, *extra])
-
-
-async def _send_fixed(
-    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
-) -> None:
-    """Answer with a body known in full: with Content-Length, so it leaves unchunked."""
-    length = (b"content-length", str(len(body)).encode("ascii"))
-    await send({"type": "http.response.start", "status": status, "headers": [*headers, length]})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _refuse(send: Send, refusal: HttpRefusal) -> None:
-    await _send_fixed(send, refusal.status, refusal.body(), [*_JSON, *refusal.headers])
-
-
-async def _plain(send: Send, status: int, text: bytes) -> None:
-    headers = [(b"content-type", b"text/plain; charset=utf-8")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": text})
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
