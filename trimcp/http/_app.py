@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 import orjson
 import trio
 
-from trimcp.errors import EventsLost, SessionLimitReached, TransportClosed, UnknownEventId
+from trimcp.errors import EventsLost, TransportClosed, UnknownEventId
 from trimcp.http._asgi import chunk, read_body, refuse, send_fixed, send_json, send_plain
-from trimcp.http._body import PostBody, read_post_body
+from trimcp.http._body import read_post_body
 from trimcp.http._checks import (
     Headers,
     HttpRefusal,
@@ -39,9 +39,10 @@ from trimcp.http._checks import (
     new_session_id,
 )
 from trimcp.http._legacy import LegacySseStream
+from trimcp.http._session_io import collect, exchange, feed, start_session
 from trimcp.http._sse_writer import SSE_HEADERS, SseWriter
 from trimcp.http._stream import HttpSessionStream, peek_id
-from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ErrorCode, features
+from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
 from trimcp.sessions import ConnectionBound
 from trimcp.transports import (
     CloseCode,
@@ -53,6 +54,7 @@ from trimcp.transports import (
 
 if TYPE_CHECKING:
     from trimcp.http._asgi import Receive, Scope, Send
+    from trimcp.http._body import PostBody
     from trimcp.http._live import LiveQueue
     from trimcp.http._options import HttpOptions
     from trimcp.sessions import SessionManager, SessionRecord
@@ -184,11 +186,7 @@ class McpHttpApp:
         check_accept_for_get(headers.get("accept"))
         session_id = new_session_id()
         stream = LegacySseStream(session_id)
-        try:
-            await self._manager.create_session(session_id, stream)
-        except SessionLimitReached as exc:
-            message = f"Service Unavailable: {exc}"
-            raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
+        await start_session(self._manager, session_id, stream)
         endpoint = f"{self._options.legacy_messages_path}?session_id={session_id}"
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send(chunk(encode_event(endpoint.encode(), event="endpoint")))
@@ -219,9 +217,10 @@ class McpHttpApp:
         if stream is None:
             return
         try:
-            record = await self._manager.create_session(new_session_id(), ConnectionBound(stream))
-        except SessionLimitReached as exc:
-            await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=str(exc)[:120])
+            record = await start_session(self._manager, new_session_id(), ConnectionBound(stream))
+        except HttpRefusal as refusal:
+            # The same words as a refused POST; aclose cuts them to fit a close frame.
+            await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=refusal.message)
             return
         await record.ref.wait_exited()
         await stream.aclose()
@@ -256,7 +255,7 @@ class McpHttpApp:
                     "per session. To start a new session, send initialize without an "
                     "MCP-Session-Id header",
                 )
-            await self._initialize(outline.raw, outline.request_ids, send)
+            await self._initialize(outline, send)
             return
         record = self._session(headers)
         stream = typing.cast("HttpSessionStream", record.stream)
@@ -283,7 +282,7 @@ class McpHttpApp:
                 "in a POST of its own",
             )
         if not outline.request_ids:
-            await self._feed(stream, body)
+            await feed(stream, body)
             await send_fixed(send, 202, b"", [])
             return
         for request_id in outline.request_ids:
@@ -302,7 +301,7 @@ class McpHttpApp:
             # before every id of the answer: resuming from it loses nothing.
             head = await self._sse.priming(response, negotiated)
         try:
-            await self._feed(stream, body)
+            await feed(stream, body)
         except HttpRefusal:
             stream.forget_requests(outline.request_ids)
             raise
@@ -325,17 +324,10 @@ class McpHttpApp:
         """
         session_id = new_session_id()
         stream = HttpSessionStream(session_id, None)
-        try:
-            await self._manager.create_session(session_id, stream)
-        except SessionLimitReached as exc:
-            message = f"Service Unavailable: {exc}"
-            raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
+        await start_session(self._manager, session_id, stream)
         try:
             if outline.initialize:
-                response = await stream.open_post(outline.request_ids, resumable=False)
-                live = response.attach(sse=False)
-                await self._feed(stream, outline.raw)
-                answers = await _collect(live)
+                answers = await exchange(stream, outline.request_ids, outline.raw)
                 await send_json(send, answers[0] if answers else b"", [])
                 return
             version = check_protocol_version(headers.get("mcp-protocol-version"), None)
@@ -356,29 +348,18 @@ class McpHttpApp:
                 "clientInfo": {"name": "stateless-http-client", "version": "0"},
             },
         }
-        response = await stream.open_post([request_id], resumable=False)
-        live = response.attach(sse=False)
-        await self._feed(stream, orjson.dumps(initialize))
-        answers = await _collect(live)
+        answers = await exchange(stream, [request_id], orjson.dumps(initialize))
         result = orjson.loads(answers[0]) if answers else None
         if not isinstance(result, dict) or "result" not in result:
             raise HttpRefusal(500, "Internal error: the server refused to start a session")
         stream.protocol_version = version
-        await self._feed(stream, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await feed(stream, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
 
-    async def _initialize(self, body: bytes, request_ids: tuple[object, ...], send: Send) -> None:
+    async def _initialize(self, outline: PostBody, send: Send) -> None:
         session_id = new_session_id()
         stream = HttpSessionStream(session_id, self._store)
-        try:
-            await self._manager.create_session(session_id, stream)
-        except SessionLimitReached as exc:
-            raise HttpRefusal(
-                503, f"Service Unavailable: {exc}", code=ErrorCode.INTERNAL_ERROR
-            ) from None
-        response = await stream.open_post(request_ids, resumable=False)  # type: ignore[arg-type]
-        live = response.attach(sse=False)
-        await self._feed(stream, body)
-        answers = await _collect(live)
+        await start_session(self._manager, session_id, stream)
+        answers = await exchange(stream, outline.request_ids, outline.raw)
         result = orjson.loads(answers[0]) if answers else None
         extra: list[tuple[bytes, bytes]] = []
         if not isinstance(result, dict) or not isinstance(result.get("result"), dict):
@@ -390,14 +371,6 @@ class McpHttpApp:
             stream.protocol_version = sys.intern(version) if isinstance(version, str) else None
             extra.append((_SESSION_HEADER, session_id.encode("ascii")))
         await send_json(send, answers[0] if answers else b"", extra)
-
-    async def _feed(self, stream: HttpSessionStream, body: bytes) -> None:
-        try:
-            await stream.feed(body)
-        except TransportClosed:
-            raise HttpRefusal(
-                404, "Not Found: the session has ended; initialize a new session"
-            ) from None
 
     def _session(self, headers: Headers) -> SessionRecord:
         session_id = check_session_id(headers.get("mcp-session-id"))
@@ -417,7 +390,7 @@ class McpHttpApp:
         send: Send,
         extra: list[tuple[bytes, bytes]],
     ) -> None:
-        answers = [data for data in await _collect(live) if peek_id(data)[1]]
+        answers = [data for data in await collect(live) if peek_id(data)[1]]
         body = b"[" + b",".join(answers) + b"]" if batch else (answers[0] if answers else b"")
         await send_json(send, body, extra)
 
@@ -458,20 +431,6 @@ class McpHttpApp:
         if not await self._manager.end_session(session_id, "deleted by the client"):
             raise HttpRefusal(404, "Not Found: unknown or expired session")
         await send_fixed(send, 200, b"", [])
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-
-async def _collect(live: LiveQueue) -> list[bytes]:
-    """Return the messages of a stream once it has ended."""
-    collected: list[bytes] = []
-    try:
-        while (item := await live.get()) is not None:
-            collected.append(item)
-    finally:
-        live.abandon()
-    return collected
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
