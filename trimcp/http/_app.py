@@ -15,18 +15,15 @@ body parsed, the JSON-RPC error of a refusal carries the id of the request it re
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 import typing
-import urllib.parse
 from typing import TYPE_CHECKING
 
 import orjson
-import trio
 
-from trimcp.errors import EventsLost, TransportClosed, UnknownEventId
-from trimcp.http._asgi import chunk, read_body, refuse, send_fixed, send_json, send_plain
+from trimcp.errors import EventsLost, UnknownEventId
+from trimcp.http._asgi import read_body, refuse, send_fixed, send_json, send_plain
 from trimcp.http._body import read_post_body
 from trimcp.http._checks import (
     Headers,
@@ -38,9 +35,9 @@ from trimcp.http._checks import (
     check_session_id,
     new_session_id,
 )
-from trimcp.http._legacy import LegacySseStream
+from trimcp.http._legacy import LegacyEndpoint
 from trimcp.http._session_io import collect, exchange, feed, start_session
-from trimcp.http._sse_writer import SSE_HEADERS, SseWriter
+from trimcp.http._sse_writer import SseWriter
 from trimcp.http._stream import HttpSessionStream, peek_id
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
 from trimcp.sessions import ConnectionBound
@@ -91,6 +88,7 @@ class McpHttpApp:
         )
         self._max_message_size = max_message_size
         self._sse = SseWriter(options)
+        self._legacy = LegacyEndpoint(manager, options) if options.legacy_sse else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -105,12 +103,9 @@ class McpHttpApp:
             await _lifespan(receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        options = self._options
-        legacy = options.legacy_sse and scope["path"] in (
-            options.legacy_sse_path,
-            options.legacy_messages_path,
-        )
-        if scope["path"] != options.path and not legacy:
+        path = scope["path"]
+        legacy = self._legacy if self._legacy is not None and self._legacy.serves(path) else None
+        if path != self._options.path and legacy is None:
             await send_plain(
                 send, 404, b"Not Found: the MCP endpoint is " + self._options.path.encode()
             )
@@ -122,9 +117,9 @@ class McpHttpApp:
             return
         method = scope["method"]
         headers = Headers(scope["headers"])
-        if legacy:
+        if legacy is not None:
             try:
-                await self._legacy(scope, headers, receive, send)
+                await legacy(scope, headers, receive, send)
             except HttpRefusal as refusal:
                 await refuse(send, refusal)
             return
@@ -151,61 +146,6 @@ class McpHttpApp:
                 )
         except HttpRefusal as refusal:
             await refuse(send, refusal)
-
-    # --- the 2024-11-05 HTTP+SSE transport --------------------------------------------------
-
-    async def _legacy(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
-        options = self._options
-        method = scope["method"]
-        if scope["path"] == options.legacy_sse_path:
-            if method != "GET":
-                raise HttpRefusal(
-                    405, "Method Not Allowed: GET the SSE endpoint", headers=((b"allow", b"GET"),)
-                )
-            await self._legacy_stream(headers, receive, send)
-            return
-        if method != "POST":
-            raise HttpRefusal(
-                405, "Method Not Allowed: POST messages here", headers=((b"allow", b"POST"),)
-            )
-        check_content_type(headers.get("content-type"))
-        query = urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        session_id = check_session_id((query.get("session_id") or [None])[0])
-        record = self._table.lookup(session_id)
-        if record is None or not isinstance(record.stream, LegacySseStream):
-            raise HttpRefusal(404, "Not Found: unknown session; open the SSE endpoint again")
-        body = await read_body(headers, receive, options.max_body_size)
-        read_post_body(body)  # refuse what cannot be JSON-RPC here, with its 400
-        try:
-            await record.stream.feed(body)
-        except TransportClosed:
-            raise HttpRefusal(404, "Not Found: the session has ended") from None
-        await send_fixed(send, 202, b"Accepted", [])
-
-    async def _legacy_stream(self, headers: Headers, receive: Receive, send: Send) -> None:
-        check_accept_for_get(headers.get("accept"))
-        session_id = new_session_id()
-        stream = LegacySseStream(session_id)
-        await start_session(self._manager, session_id, stream)
-        endpoint = f"{self._options.legacy_messages_path}?session_id={session_id}"
-        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        await send(chunk(encode_event(endpoint.encode(), event="endpoint")))
-        try:
-            async with trio.open_nursery() as nursery:
-
-                async def watch() -> None:
-                    while (await receive())["type"] != "http.disconnect":
-                        pass
-                    nursery.cancel_scope.cancel()
-
-                nursery.start_soon(watch)
-                async with contextlib.aclosing(stream.events()) as events:
-                    async for event in events:
-                        await send(chunk(event))
-                nursery.cancel_scope.cancel()
-        finally:
-            with trio.CancelScope(shield=True):
-                await self._manager.end_session(session_id, "SSE connection closed")
 
     # --- WebSocket -------------------------------------------------------------------------
 

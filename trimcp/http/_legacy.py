@@ -5,16 +5,33 @@ endpoint and keeps it open; the server's first event is ``endpoint``, whose data
 to POST messages to; every server message then arrives as a ``message`` event on that one
 stream, and every POST is answered 202 Accepted. A session lives exactly as long as its SSE
 connection, so it is never expired or evicted while connected.
+
+``LegacyEndpoint`` answers the transport's two routes (``HttpOptions.legacy_sse_path`` and
+``legacy_messages_path``); ``McpHttpApp`` hands it their requests once the Host/Origin check
+passed. ``LegacySseStream`` is the ``MessageStream`` each of its sessions runs on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import typing
+import urllib.parse
 from typing import TYPE_CHECKING
 
 import trio
 
 from trimcp.errors import TransportClosed
+from trimcp.http._asgi import chunk, read_body, send_fixed
+from trimcp.http._body import read_post_body
+from trimcp.http._checks import (
+    HttpRefusal,
+    check_accept_for_get,
+    check_content_type,
+    check_session_id,
+    new_session_id,
+)
+from trimcp.http._session_io import start_session
+from trimcp.http._sse_writer import SSE_HEADERS
 from trimcp.http._stream import ready_now
 from trimcp.transports import encode_event
 
@@ -22,11 +39,96 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from trimcp.errors import MessageTooLarge
+    from trimcp.http._asgi import Receive, Scope, Send
+    from trimcp.http._checks import Headers
+    from trimcp.http._options import HttpOptions
+    from trimcp.sessions import SessionManager
 
-__all__ = ["LegacySseStream"]
+__all__ = ["LegacyEndpoint", "LegacySseStream"]
 
 # Messages queued for a slow SSE reader before the session waits for it.
 _QUEUE = 64
+
+
+@typing.final
+class LegacyEndpoint:
+    """The two routes of the 2024-11-05 transport: the SSE stream and the messages URL."""
+
+    __slots__ = ("_manager", "_options")
+
+    def __init__(self, manager: SessionManager, options: HttpOptions) -> None:
+        self._manager = manager
+        self._options = options
+
+    def serves(self, path: str) -> bool:
+        """Tell whether ``path`` is one of the transport's routes."""
+        return path in (self._options.legacy_sse_path, self._options.legacy_messages_path)
+
+    async def __call__(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
+        """Answer one request to either route.
+
+        Raises:
+            HttpRefusal: the request is refused (the caller sends the refusal); 503 when
+                the SSE GET finds every session busy.
+        """
+        method = scope["method"]
+        if scope["path"] == self._options.legacy_sse_path:
+            if method != "GET":
+                raise HttpRefusal(
+                    405, "Method Not Allowed: GET the SSE endpoint", headers=((b"allow", b"GET"),)
+                )
+            await self._open_stream(headers, receive, send)
+            return
+        if method != "POST":
+            raise HttpRefusal(
+                405, "Method Not Allowed: POST messages here", headers=((b"allow", b"POST"),)
+            )
+        await self._post_message(scope, headers, receive, send)
+
+    async def _post_message(
+        self, scope: Scope, headers: Headers, receive: Receive, send: Send
+    ) -> None:
+        check_content_type(headers.get("content-type"))
+        query = urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        session_id = check_session_id((query.get("session_id") or [None])[0])
+        record = self._manager.table.lookup(session_id)
+        if record is None or not isinstance(record.stream, LegacySseStream):
+            raise HttpRefusal(404, "Not Found: unknown session; open the SSE endpoint again")
+        body = await read_body(headers, receive, self._options.max_body_size)
+        read_post_body(body)  # refuse what cannot be JSON-RPC here, with its 400
+        try:
+            await record.stream.feed(body)
+        except TransportClosed:
+            raise HttpRefusal(404, "Not Found: the session has ended") from None
+        await send_fixed(send, 202, b"Accepted", [])
+
+    async def _open_stream(self, headers: Headers, receive: Receive, send: Send) -> None:
+        """Start a session and stream its messages until either side ends it."""
+        check_accept_for_get(headers.get("accept"))
+        session_id = new_session_id()
+        stream = LegacySseStream(session_id)
+        await start_session(self._manager, session_id, stream)
+        endpoint = f"{self._options.legacy_messages_path}?session_id={session_id}"
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await send(chunk(encode_event(endpoint.encode(), event="endpoint")))
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
+                async with contextlib.aclosing(stream.events()) as events:
+                    async for event in events:
+                        await send(chunk(event))
+                nursery.cancel_scope.cancel()
+        finally:
+            # The session lives as long as this connection, however the connection ended
+            # (a cancellation included).
+            with trio.CancelScope(shield=True):
+                await self._manager.end_session(session_id, "SSE connection closed")
 
 
 @typing.final
