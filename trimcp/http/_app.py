@@ -1,16 +1,22 @@
-"""The MCP endpoint as a thin ASGI callable (hypercorn's trio worker runs it).
+"""The MCP endpoint as a thin ASGI callable (trimcp's HTTP/1.1 server or hypercorn runs it).
 
 ``McpHttpApp`` answers POST, GET and DELETE on ``HttpOptions.path`` per MCP 2025-11-25,
 Transports > Streamable HTTP (CHECKLIST §7.2), and MCP over WebSocket on
 ``HttpOptions.websocket_path``. It stays a plain ASGI callable rather than a framework route:
-hypercorn already costs most of a request's time, and every layer on top shows in the
-throughput (ARCHITECTURE.md, performance budget).
+every layer between the HTTP server and the session shows in the throughput (bench/RESULTS.md,
+time by layer).
 
 Order of checks for every request, so a refused request never creates a session or touches
 one: path (404), Host/Origin (421/403, DNS-rebinding protection), method (405), headers
 (406/415), body size (413), body outline (400), session id (400/404; ``initialize`` on an
 existing session is 400), protocol version (400), a batch outside 2025-03-26 (400). Once the
 body parsed, the JSON-RPC error of a refusal carries the id of the request it refuses.
+
+Here: the routing and the session endpoint (a session's POSTs, its GET stream, DELETE,
+``initialize``). Beside it: ``_stateless.py`` (``HttpOptions.stateless``: a session per POST),
+``_legacy.py`` (the 2024-11-05 HTTP+SSE transport's two routes), ``_sse_writer.py`` (writing
+an SSE answer), ``_session_io.py`` (starting a session, with the one 503 when none can start;
+feeding it; collecting a JSON answer) and ``_asgi.py`` (request bodies and fixed answers).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from trimcp.http._checks import (
 from trimcp.http._legacy import LegacyEndpoint
 from trimcp.http._session_io import collect, exchange, feed, start_session
 from trimcp.http._sse_writer import SseWriter
+from trimcp.http._stateless import answer_initialize, initialize_quietly, open_stateless_session
 from trimcp.http._stream import HttpSessionStream, peek_id
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
 from trimcp.sessions import ConnectionBound
@@ -253,47 +260,14 @@ class McpHttpApp:
     async def _stateless(
         self, headers: Headers, outline: PostBody, receive: Receive, send: Send
     ) -> None:
-        """Serve one POST without a session (``HttpOptions.stateless``).
-
-        A fresh session serves just this body and ends with it: it is initialized first,
-        as the client that sends no session id would have (its version from the
-        ``MCP-Protocol-Version`` header, 2025-03-26 when absent), with no client
-        capabilities, so sampling, elicitation and roots are refused with an error that
-        says the client did not declare them. Nothing outlives the request: no session
-        id, no GET stream, no resumption.
-        """
-        session_id = new_session_id()
-        stream = HttpSessionStream(session_id, None)
-        await start_session(self._manager, session_id, stream)
-        try:
+        """Serve one POST on a session of its own (``HttpOptions.stateless``, ``_stateless``)."""
+        async with open_stateless_session(self._manager) as stream:
             if outline.initialize:
-                answers = await exchange(stream, outline.request_ids, outline.raw)
-                await send_json(send, answers[0] if answers else b"", [])
+                await answer_initialize(stream, outline, send)
                 return
             version = check_protocol_version(headers.get("mcp-protocol-version"), None)
-            await self._initialize_quietly(stream, version)
+            await initialize_quietly(stream, version)
             await self._serve_post(headers, stream, outline, receive, send)
-        finally:
-            await self._manager.end_session(session_id, "stateless request served")
-
-    async def _initialize_quietly(self, stream: HttpSessionStream, version: str) -> None:
-        request_id = f"stateless-{new_session_id()}"
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "stateless-http-client", "version": "0"},
-            },
-        }
-        answers = await exchange(stream, [request_id], orjson.dumps(initialize))
-        result = orjson.loads(answers[0]) if answers else None
-        if not isinstance(result, dict) or "result" not in result:
-            raise HttpRefusal(500, "Internal error: the server refused to start a session")
-        stream.protocol_version = version
-        await feed(stream, b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
 
     async def _initialize(self, outline: PostBody, send: Send) -> None:
         session_id = new_session_id()
