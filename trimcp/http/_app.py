@@ -1,7 +1,7 @@
 """The MCP endpoint as a thin ASGI callable (trimcp's HTTP/1.1 server or hypercorn runs it).
 
 ``McpHttpApp`` answers POST, GET and DELETE on ``HttpOptions.path`` per MCP 2025-11-25,
-Transports > Streamable HTTP (CHECKLIST §7.2), and MCP over WebSocket on
+Transports > Streamable HTTP (link below), and MCP over WebSocket on
 ``HttpOptions.websocket_path``. It stays a plain ASGI callable rather than a framework route:
 every layer between the HTTP server and the session shows in the throughput (bench/RESULTS.md,
 time by layer).
@@ -17,6 +17,8 @@ Here: the routing and the session endpoint (a session's POSTs, its GET stream, D
 ``_legacy.py`` (the 2024-11-05 HTTP+SSE transport's two routes), ``_sse_writer.py`` (writing
 an SSE answer), ``_session_io.py`` (starting a session, with the one 503 when none can start;
 feeding it; collecting a JSON answer) and ``_asgi.py`` (request bodies and fixed answers).
+
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 """
 
 from __future__ import annotations

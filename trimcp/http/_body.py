@@ -4,7 +4,9 @@ The HTTP layer must know before the session sees the body whether to answer 202 
 notifications and responses), to open a response stream (requests), or to create a session
 (``initialize``), so it reads the body's outline here. The session's protocol core parses
 the same bytes again and does every other check; this module only refuses what cannot be
-routed at all (CHECKLIST §7.2.2: a malformed body is 400 with a JSON-RPC error).
+routed at all: MCP 2025-11-25, Transports > Streamable HTTP > Sending Messages to the
+Server, answers input the server cannot accept with an HTTP error such as 400, whose body
+may be a JSON-RPC error.
 """
 
 from __future__ import annotations

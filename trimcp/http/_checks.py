@@ -1,10 +1,12 @@
 """The checks every Streamable HTTP request passes before it reaches a session (pure).
 
-MCP 2025-11-25, Transports > Streamable HTTP (CHECKLIST §7.2): what the client must send
-(``Accept``, ``Content-Type``, ``MCP-Session-Id``, ``MCP-Protocol-Version``), and the status
-code for each way of getting it wrong. A refusal is an ``HttpRefusal``: the status, a
+MCP 2025-11-25, Transports > Streamable HTTP: what the client must send (``Accept``,
+``Content-Type``, ``MCP-Session-Id``, ``MCP-Protocol-Version``), and the status code for each
+way of getting it wrong. A refusal is an ``HttpRefusal``: the status, a
 JSON-RPC error for the body (the spec allows one on 4xx), and a message that says what to
 send instead. Nothing here does I/O, so Hypothesis can throw any header at it.
+
+Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ __all__ = [
     "new_session_id",
 ]
 
-#: What a request without ``MCP-Protocol-Version`` speaks when nothing else says (7.2.7).
+#: What a request without ``MCP-Protocol-Version`` speaks when nothing else says
+#: (MCP 2025-11-25, Transports > Streamable HTTP > Protocol Version Header).
 DEFAULT_PROTOCOL_VERSION = "2025-03-26"
 _MAX_SESSION_ID = 256
 

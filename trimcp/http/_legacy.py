@@ -1,14 +1,16 @@
 """The 2024-11-05 HTTP+SSE transport, for old clients (off by default: ``legacy_sse``).
 
-MCP 2024-11-05, Transports > HTTP with SSE (CHECKLIST §7.3): the client GETs the SSE
-endpoint and keeps it open; the server's first event is ``endpoint``, whose data is the URL
-to POST messages to; every server message then arrives as a ``message`` event on that one
+MCP 2024-11-05, Transports > HTTP with SSE (link below): the client GETs the SSE endpoint
+and keeps it open; the server's first event is ``endpoint``, whose data is the URL to POST
+messages to; every server message then arrives as a ``message`` event on that one
 stream, and every POST is answered 202 Accepted. A session lives exactly as long as its SSE
 connection, so it is never expired or evicted while connected.
 
 ``LegacyEndpoint`` answers the transport's two routes (``HttpOptions.legacy_sse_path`` and
 ``legacy_messages_path``); ``McpHttpApp`` hands it their requests once the Host/Origin check
 passed. ``LegacySseStream`` is the ``MessageStream`` each of its sessions runs on.
+
+Spec: https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#http-with-sse
 """
 
 from __future__ import annotations

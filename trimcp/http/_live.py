@@ -5,7 +5,7 @@ HTTP response task). Not a trio memory channel because the producer's fast path 
 synchronous and cheap: it asks ``full`` before storing an event (a memory channel can only
 say so through a ``statistics()`` snapshot, an object per event), and a slow POST reader
 makes it wait (``wait_room``) while a slow GET reader only makes it drop (the standalone
-stream's policy, in ``_stream.py``). The reader takes everything queued in one call
+stream's policy, in ``_response.py``). The reader takes everything queued in one call
 (``take_ready``), so a burst of progress leaves in one write. Events travel as the bytes
 the reader sends (SSE-framed for an SSE reader), one object each.
 

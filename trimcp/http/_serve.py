@@ -1,4 +1,4 @@
-"""Running the HTTP listener: the session manager and hypercorn, under one supervisor.
+"""Running the HTTP listener: the session manager and the HTTP server, under one supervisor.
 
 ::
 

@@ -4,7 +4,8 @@
 whatever the HTTP handlers feed it, one POST body at a time, *pushed* to the session
 (``attach_input``): no task of the session waits for input between POSTs. Its output is
 *routed*: the session tags every message with the client request it belongs to
-(``send_routed``), and each goes on exactly one stream (CHECKLIST §7.2.4):
+(``send_routed``), and each goes on exactly one stream (MCP 2025-11-25, Transports >
+Streamable HTTP > Multiple Connections):
 
 * a response, and the progress a handler reports while serving a request, go on the
   ``ResponseStream`` of the POST that carried that request; the stream ends when every
