@@ -133,3 +133,67 @@ def test_module_imports_only_lower_layers(path: Path) -> None:
     imported.discard(owner)
     forbidden = imported - ALLOWED[owner]
     assert not forbidden, f"{path} ({owner}) imports {sorted(forbidden)}"
+
+
+# --- no import cycles between modules ------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+NAMES = {_module_name(path): path for path in MODULES}
+
+
+def _module_imports(name: str, path: Path) -> set[str]:
+    """The trimcp modules ``name`` imports, anywhere in it (``TYPE_CHECKING`` blocks too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            targets.add(module)
+            # ``from package import module`` imports the submodule too.
+            targets.update(f"{module}.{alias.name}" for alias in node.names)
+    return {target for target in targets if target in NAMES and target != name}
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        node = todo.pop()
+        if node not in seen:
+            seen.add(node)
+            todo.extend(graph[node])
+    return seen
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others."""
+    reach = {node: _reachable(graph, node) for node in graph}
+    groups = {
+        tuple(sorted(other for other in reach[node] if node in reach[other]))
+        for node in graph
+        if node in reach[node]
+    }
+    return sorted(list(group) for group in groups)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    graph = {name: _module_imports(name, path) for name, path in NAMES.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]

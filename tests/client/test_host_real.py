@@ -17,9 +17,9 @@ import pytest
 import trio
 
 from trimcp.client._backoff import BackoffPolicy
-from trimcp.client._config_model import ServerConfig
 from trimcp.client._manager import ConnectionManager
 from trimcp.client._upstream import connect_upstream
+from trimcp.config.mcp_servers._model import ServerConfig
 from trimcp.errors import ConnectionLost, ServerExited
 from trimcp.supervision import open_supervisor
 

@@ -16,10 +16,10 @@ import trio
 import trio.testing
 
 from trimcp.client._backoff import BackoffPolicy
-from trimcp.client._config_model import ServerConfig
 from trimcp.client._connection import permanent
 from trimcp.client._manager import ConnectionManager
 from trimcp.client._permissions import PermissionPolicy, PermissionRule
+from trimcp.config.mcp_servers._model import ServerConfig
 from trimcp.errors import (
     CommandNotExecutable,
     CommandNotFound,

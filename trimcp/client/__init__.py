@@ -15,6 +15,19 @@ The exceptions are ``trimcp.errors``'; the payloads the server speaks too (``Roo
 ``Completion``, ``Page``) are ``trimcp.protocol``'s, re-exported here.
 """
 
+# The mcpServers configuration and the HTTP transports, with the rest of their kind.
+from trimcp.config.mcp_servers import ClientConfig as ClientConfig
+from trimcp.config.mcp_servers import ConfigDiff as ConfigDiff
+from trimcp.config.mcp_servers import ConfigReport as ConfigReport
+from trimcp.config.mcp_servers import ConfigSource as ConfigSource
+from trimcp.config.mcp_servers import ServerConfig as ServerConfig
+from trimcp.config.mcp_servers import client_config_from_mapping as client_config_from_mapping
+from trimcp.config.mcp_servers import default_config_sources as default_config_sources
+from trimcp.config.mcp_servers import diff_configs as diff_configs
+from trimcp.config.mcp_servers import expand_server as expand_server
+from trimcp.config.mcp_servers import inspect_client_config as inspect_client_config
+from trimcp.config.mcp_servers import load_client_config as load_client_config
+
 # The payloads the server side speaks too, defined once in the protocol core.
 from trimcp.protocol import Completion as Completion
 from trimcp.protocol import ElicitResult as ElicitResult
@@ -23,29 +36,20 @@ from trimcp.protocol import PromptMessage as PromptMessage
 from trimcp.protocol import ResourceContents as ResourceContents
 from trimcp.protocol import Root as Root
 from trimcp.protocol import ToolAnnotations as ToolAnnotations
+from trimcp.transports.http_client import HttpClientStream as HttpClientStream
+from trimcp.transports.http_client import LegacySseClientStream as LegacySseClientStream
+from trimcp.transports.http_client import ReconnectPolicy as ReconnectPolicy
+from trimcp.transports.http_client import open_http_client_stream as open_http_client_stream
+from trimcp.transports.http_client import (
+    open_legacy_sse_client_stream as open_legacy_sse_client_stream,
+)
 
 from ._backoff import BackoffPolicy as BackoffPolicy
-from ._config_expand import expand_server as expand_server
-from ._config_files import ConfigReport as ConfigReport
-from ._config_files import client_config_from_mapping as client_config_from_mapping
-from ._config_files import default_config_sources as default_config_sources
-from ._config_files import inspect_client_config as inspect_client_config
-from ._config_files import load_client_config as load_client_config
-from ._config_model import ClientConfig as ClientConfig
-from ._config_model import ConfigDiff as ConfigDiff
-from ._config_model import ConfigSource as ConfigSource
-from ._config_model import ServerConfig as ServerConfig
-from ._config_model import diff_configs as diff_configs
 from ._connection import CatalogKind as CatalogKind
 from ._connection import ConnectionState as ConnectionState
 from ._connection import ConnectionStatus as ConnectionStatus
 from ._connection import Connector as Connector
 from ._connection import Upstream as Upstream
-from ._http import HttpClientStream as HttpClientStream
-from ._http import open_http_client_stream as open_http_client_stream
-from ._http_legacy import LegacySseClientStream as LegacySseClientStream
-from ._http_legacy import open_legacy_sse_client_stream as open_legacy_sse_client_stream
-from ._http_resume import ReconnectPolicy as ReconnectPolicy
 from ._manager import ConnectionManager as ConnectionManager
 from ._naming import qualify as qualify
 from ._naming import split_qualified as split_qualified
@@ -53,35 +57,35 @@ from ._permissions import CallRequest as CallRequest
 from ._permissions import Decision as Decision
 from ._permissions import PermissionPolicy as PermissionPolicy
 from ._permissions import PermissionRule as PermissionRule
-from ._process import ServerProcess as ServerProcess
-from ._process import open_server_process as open_server_process
-from ._process_env import child_environment as child_environment
-from ._process_launch import ProcessSpec as ProcessSpec
-from ._session import ClientSession as ClientSession
-from ._session import open_client_session as open_client_session
-from ._session import prompt_ref as prompt_ref
-from ._session import resource_ref as resource_ref
-from ._session_core import ClientSessionOptions as ClientSessionOptions
-from ._session_handlers import ClientHandlers as ClientHandlers
-from ._session_handlers import ElicitRequest as ElicitRequest
-from ._session_handlers import SamplingRequest as SamplingRequest
-from ._session_handlers import SamplingResult as SamplingResult
-from ._session_results import CallToolResult as CallToolResult
-from ._session_results import GetPromptResult as GetPromptResult
-from ._session_results import LogMessage as LogMessage
-from ._session_results import Progress as Progress
-from ._session_results import Prompt as Prompt
-from ._session_results import PromptArgument as PromptArgument
-from ._session_results import Resource as Resource
-from ._session_results import ResourceTemplate as ResourceTemplate
-from ._session_results import Task as Task
-from ._session_results import Tool as Tool
 from ._tool_export import EXPORT_FORMATS as EXPORT_FORMATS
 from ._tool_export import ExportFormat as ExportFormat
 from ._tool_export import HostTool as HostTool
 from ._tool_export import export_tools as export_tools
 from ._upstream import SessionUpstream as SessionUpstream
 from ._upstream import connect_upstream as connect_upstream
+from .process import ProcessSpec as ProcessSpec
+from .process import ServerProcess as ServerProcess
+from .process import child_environment as child_environment
+from .process import open_server_process as open_server_process
+from .session import CallToolResult as CallToolResult
+from .session import ClientHandlers as ClientHandlers
+from .session import ClientSession as ClientSession
+from .session import ClientSessionOptions as ClientSessionOptions
+from .session import ElicitRequest as ElicitRequest
+from .session import GetPromptResult as GetPromptResult
+from .session import LogMessage as LogMessage
+from .session import Progress as Progress
+from .session import Prompt as Prompt
+from .session import PromptArgument as PromptArgument
+from .session import Resource as Resource
+from .session import ResourceTemplate as ResourceTemplate
+from .session import SamplingRequest as SamplingRequest
+from .session import SamplingResult as SamplingResult
+from .session import Task as Task
+from .session import Tool as Tool
+from .session import open_client_session as open_client_session
+from .session import prompt_ref as prompt_ref
+from .session import resource_ref as resource_ref
 
 __all__ = [
     "EXPORT_FORMATS",

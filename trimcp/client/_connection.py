@@ -43,10 +43,9 @@ from trimcp.errors import (
 from ._backoff import Backoff, BackoffPolicy
 
 if TYPE_CHECKING:
+    from trimcp.client.session._core import ProgressCallback
+    from trimcp.config.mcp_servers import ServerConfig
     from trimcp.protocol import JsonObject
-
-    from ._config_model import ServerConfig
-    from ._session_core import ProgressCallback
 
 __all__ = [
     "CatalogKind",

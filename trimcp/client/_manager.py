@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, final
 import trio
 
 from trimcp.actors import Actor, ActorRef, Registry, ReplyTo, Request, current_registry
+from trimcp.config.mcp_servers import ClientConfig, diff_configs
 from trimcp.errors import (
     ActorGone,
     ChildNotFound,
@@ -53,7 +54,6 @@ from trimcp.supervision import (
 )
 
 from ._backoff import BackoffPolicy
-from ._config_model import ClientConfig, diff_configs
 from ._connection import (
     Connection,
     ConnectionStatus,
@@ -68,11 +68,11 @@ from ._permissions import CallRequest, PermissionPolicy
 from ._tool_export import ExportFormat, HostTool, export_tools
 
 if TYPE_CHECKING:
+    from trimcp.client.session._core import ProgressCallback
+    from trimcp.config.mcp_servers import ServerConfig
     from trimcp.protocol import JsonObject
 
-    from ._config_model import ServerConfig
     from ._connection import Catalog, Connector, Upstream
-    from ._session_core import ProgressCallback
 
 __all__ = ["ConnectionManager"]
 

@@ -6,8 +6,8 @@ function names; Anthropic and Gemini accept the same set), so a qualified name i
 ``mcp__`` + server + ``__`` + tool, with every other character of the tool's name replaced by
 ``_``, and names longer than 64 characters shortened with a hash of the full name so that two
 long names stay distinct. Server names are already restricted by the configuration to
-``[A-Za-z0-9_-]`` without ``__`` (``_config_rules.py``), so the first ``__`` after the prefix
-always ends the server part.
+``[A-Za-z0-9_-]`` without ``__`` (``config/mcp_servers/_rules.py``), so the first ``__``
+after the prefix always ends the server part.
 
 ``ToolNames`` keeps the mapping both ways for one host, so routing a model's call back never
 depends on reversing a lossy transformation.

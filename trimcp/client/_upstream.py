@@ -2,9 +2,9 @@
 
 ``connect_upstream(config, on_list_changed)`` expands the server's ``${VAR}`` references
 against the environment, opens its transport — a launched process for ``stdio``
-(``_process.py``), Streamable HTTP (``_http.py``; the 2024-11-05 HTTP+SSE transport for
-servers that refuse Streamable HTTP's initialize with 400, 404 or 405, as MCP's backwards
-compatibility section provides), or WebSocket — performs the MCP
+(``trimcp.client.process``), Streamable HTTP (``trimcp.transports.http_client``; the
+2024-11-05 HTTP+SSE transport for servers that refuse Streamable HTTP's initialize with 400,
+404 or 405, as MCP's backwards compatibility section provides), or WebSocket — performs the MCP
 handshake within ``startup_timeout``, and yields the session as the ``Upstream`` the
 connection manager uses. A handshake that takes too long is reported in plain words with
 what to check; every other failure keeps the transport's own plain-language error.
@@ -20,27 +20,27 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
+from trimcp.client.process import ProcessSpec, open_server_process
+from trimcp.client.session import (
+    ClientHandlers,
+    ClientSession,
+    ClientSessionOptions,
+    open_client_session,
+)
+from trimcp.config.mcp_servers import expand_server
 from trimcp.errors import ConnectFailed, ConnectionLost, HttpStatusError
 from trimcp.transports import open_websocket_stream
-
-from ._config_expand import expand_server
-from ._http import open_http_client_stream
-from ._http_legacy import open_legacy_sse_client_stream
-from ._process import open_server_process
-from ._process_launch import ProcessSpec
-from ._session import ClientSession, open_client_session
-from ._session_core import ClientSessionOptions
-from ._session_handlers import ClientHandlers
+from trimcp.transports.http_client import open_http_client_stream, open_legacy_sse_client_stream
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
 
+    from trimcp.client.session._core import ProgressCallback
+    from trimcp.config.mcp_servers import ServerConfig
     from trimcp.protocol import JsonObject
     from trimcp.transports import MessageStream
 
-    from ._config_model import ServerConfig
     from ._connection import CatalogKind
-    from ._session_core import ProgressCallback
 
 __all__ = ["SessionUpstream", "connect_upstream"]
 

@@ -1,0 +1,16 @@
+"""Upstream servers as child processes: launch (a sanitised environment, the command resolved
+on the child's own PATH), MCP over their stdin/stdout, their stderr kept, and a bounded stop
+of the whole process group (close, TERM, KILL), with launch failures and exits explained.
+"""
+
+from ._env import child_environment as child_environment
+from ._launch import ProcessSpec as ProcessSpec
+from ._process import ServerProcess as ServerProcess
+from ._process import open_server_process as open_server_process
+
+__all__ = [
+    "ProcessSpec",
+    "ServerProcess",
+    "child_environment",
+    "open_server_process",
+]

@@ -1,0 +1,565 @@
+"""The engine under ``ClientSession``: one ``ClientConnection`` driven over a ``MessageStream``.
+
+Three tasks in the session's nursery, plus one per server request being answered:
+
+* the **reader** feeds every message to the protocol core and routes the events, without ever
+  waiting on application code: answers and progress go to the waiting caller's channel,
+  notifications to the notification task, server requests to a new handler task;
+* the **writer** is the only task that sends (the ``MessageStream`` contract), so a caller
+  cancelled mid-request never leaves half a message on the wire;
+* the **notification task** runs the application's callbacks one at a time, in order.
+
+Not an actor: its state has one owner per field (the reader routes, callers own their
+pending entry), nothing queues behind a mailbox, and a request is answered in the caller's
+own task. A caller waits on its own ``PendingAnswer`` (the wait the server's sessions use
+too); the reader hands it progress as well, so timeouts that progress resets and the
+``on_progress`` callback both run in the caller's task.
+
+When the transport ends (``TransportClosed``/``TransportBroken``, including ``ServerExited``)
+every pending request fails at once with ``ConnectionLost`` (the transport's error as
+``__cause__``) and later ones fail without being sent. ``SessionExpired`` (HTTP 404 for the
+session id) starts one renewal: a new ``ClientConnection`` and a new handshake over the same
+stream; a request whose *send* was refused is retried once on the new session, requests that
+were already in flight fail (they may have run).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias, final
+
+import trio
+
+from trimcp.errors import (
+    JsonRpcError,
+    LocalProtocolError,
+    MessageTooLarge,
+    RemoteProtocolError,
+    RequestTimeout,
+    SessionExpired,
+    TransportBroken,
+    TransportClosed,
+)
+from trimcp.protocol import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    LATEST_VERSION,
+    CancelReceived,
+    ErrorObject,
+    ErrorResponse,
+    InitializeCompleted,
+    InitializeResult,
+    NotificationReceived,
+    Phase,
+    ProgressReceived,
+    ProtocolViolation,
+    ReplyToSend,
+    RequestReceived,
+    ResponseReceived,
+    Result,
+    UnexpectedResponse,
+    error_object_for,
+)
+from trimcp.transports import PendingAnswer, ReadyMarker
+
+from ._errors import CLOSED_BY_CLIENT, connection_lost, error_from
+from ._results import Progress
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from trimcp.protocol import (
+        ClientConnection,
+        Event,
+        JsonObject,
+        Notification,
+        Request,
+        RequestId,
+    )
+    from trimcp.transports import MessageStream
+
+logger = logging.getLogger(__name__)
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientSessionOptions:
+    """How a ``ClientSession`` behaves. Every default is stated.
+
+    Attributes:
+        request_timeout: seconds a request may wait for its answer (default 60); a method's
+            ``timeout=None`` means this, ``math.inf`` means no limit. On expiry
+            ``notifications/cancelled`` is sent and ``RequestTimeout`` raised.
+        reset_timeout_on_progress: each progress notification for a request restarts its
+            timeout (default True; Lifecycle > Timeouts: MAY).
+        max_request_timeout: an absolute limit that progress cannot extend (default None,
+            none; the spec says SHOULD have one, so hosts should set it).
+        protocol_version: what ``initialize`` asks for (default the latest, 2025-11-25).
+        max_message_size: the largest message accepted from the server (default 4 MiB).
+        validate_structured_content: check ``structuredContent`` against the tool's
+            ``outputSchema`` when it is known from ``list_tools`` (default True).
+        close_timeout: seconds leaving the session waits for queued messages (such as a
+            last ``notifications/cancelled``) to be written (default 1).
+    """
+
+    request_timeout: float = 60.0
+    reset_timeout_on_progress: bool = True
+    max_request_timeout: float | None = None
+    protocol_version: str = LATEST_VERSION
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    validate_structured_content: bool = True
+    close_timeout: float = 1.0
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Lost:
+    """The connection ended (or broke the protocol) while the request was pending."""
+
+    cause: BaseException
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _SendExpired:
+    """The transport refused to send the request: the server forgot the session."""
+
+    cause: SessionExpired
+
+
+#: What answers a request: the server's result or error, or why no answer will come.
+_Answer: TypeAlias = Result | ErrorObject | InitializeResult | _Lost | _SendExpired
+#: Pending requests are keyed by (session generation, id): a renewed session counts ids
+#: from 1 again.
+_Key: TypeAlias = tuple[int, "RequestId"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Outgoing:
+    data: bytes
+    key: _Key | None = None
+
+
+class _RetryableExpiry(Exception):  # an internal signal, never escapes the core
+    def __init__(self, generation: int, cause: SessionExpired) -> None:
+        super().__init__(str(cause))
+        self.generation = generation
+        self.cause = cause
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionHooks:
+    """What the layer above plugs into the core.
+
+    ``answer(request)`` returns the result of a server request or raises (a ``JsonRpcError``
+    goes to the server as is, anything else as -32603 after being logged);
+    ``notify(notification)`` handles one server notification.
+    """
+
+    answer: Callable[[Request], Awaitable[JsonObject]]
+    notify: Callable[[Notification], Awaitable[None]]
+
+
+ProgressCallback: TypeAlias = "Callable[[Progress], Awaitable[None] | None]"
+
+
+@final
+class SessionCore:
+    """Requests, answers and the handshake over one stream (see the module docstring)."""
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        new_connection: Callable[[], ClientConnection],
+        options: ClientSessionOptions,
+        hooks: SessionHooks,
+    ) -> None:
+        self.options = options
+        self._stream = stream
+        self._new_connection = new_connection
+        self._hooks = hooks
+        self._conn = new_connection()
+        self._generation = 0
+        self._pending: dict[_Key, PendingAnswer[_Answer, Progress]] = {}
+        self._serving: dict[_Key, trio.CancelScope] = {}
+        self._init_key: _Key | None = None
+        self._outbox_send, self._outbox = trio.open_memory_channel[_Outgoing](math.inf)
+        self._inbox_send, self._inbox = trio.open_memory_channel["Notification"](math.inf)
+        self._ready = trio.Event()  # set once requests may be sent (after each handshake)
+        self._renewing = False
+        self._end_reason: BaseException | None = None
+        self._ended = trio.Event()
+        self._writer_done = trio.Event()
+        self._nursery: trio.Nursery | None = None
+
+    # --- state ----------------------------------------------------------------------------
+
+    @property
+    def connection(self) -> ClientConnection:
+        """The protocol core of the current session (a new one after each renewal)."""
+        return self._conn
+
+    @property
+    def initialize_result(self) -> InitializeResult:
+        """What the server answered to the last ``initialize``."""
+        result = self._conn.initialize_result
+        if result is None:
+            raise LocalProtocolError("the handshake has not finished")
+        return result
+
+    @property
+    def end_reason(self) -> BaseException | None:
+        """Why the connection ended (None while it is up)."""
+        return self._end_reason
+
+    async def wait_ended(self) -> BaseException:
+        """Wait until the connection ends; return why."""
+        await self._ended.wait()
+        assert self._end_reason is not None
+        return self._end_reason
+
+    # --- running --------------------------------------------------------------------------
+
+    def start(self, nursery: trio.Nursery) -> None:
+        """Start the reader, writer and notification tasks in ``nursery``."""
+        self._nursery = nursery
+        nursery.start_soon(self._read_loop)
+        nursery.start_soon(self._write_loop)
+        nursery.start_soon(self._notify_loop)
+
+    async def close(self) -> None:
+        """Fail what is pending, then let queued messages go out (``close_timeout``)."""
+        self._end(TransportClosed(CLOSED_BY_CLIENT))
+        self._outbox_send.close()
+        with trio.move_on_after(self.options.close_timeout):
+            await self._writer_done.wait()
+
+    def _end(self, reason: BaseException) -> None:
+        if self._end_reason is not None:
+            return
+        self._end_reason = reason
+        if self._conn.phase is not Phase.CLOSED:
+            self._conn.close()
+        for waiter in self._pending.values():
+            waiter.answer(_Lost(reason))
+        for scope in self._serving.values():
+            scope.cancel()
+        self._ready.set()  # wake requests waiting for a renewal; they see the end
+        self._ended.set()
+
+    def _check_open(self, method: str) -> None:
+        if self._end_reason is not None:
+            raise connection_lost(method, self._end_reason) from self._end_reason
+
+    def _enqueue(self, data: bytes, key: _Key | None = None) -> None:
+        if data:
+            try:
+                self._outbox_send.send_nowait(_Outgoing(data, key))
+            except trio.ClosedResourceError:
+                logger.debug("session closed; a message to the server was dropped")
+
+    # --- the handshake --------------------------------------------------------------------
+
+    async def handshake(self) -> InitializeResult:
+        """Send ``initialize``, wait for the answer, send ``notifications/initialized``.
+
+        Raises:
+            RequestTimeout: no answer within ``request_timeout`` (initialize is not cancelled;
+                the spec forbids it).
+            JsonRpcError: the server refused ``initialize``.
+            RemoteProtocolError: it answered with a version we do not speak, or garbage.
+            TransportBroken / TransportClosed / ServerExited: the transport ended first.
+        """
+        self._check_open("initialize")
+        generation = self._generation
+        request_id, data = self._conn.send_initialize()
+        key = (generation, request_id)
+        arrival = await self._exchange(key, data, "initialize", None, None)
+        self._init_key = None
+        if isinstance(arrival, ErrorObject):
+            raise error_from(arrival, "initialize")
+        if isinstance(arrival, _Lost):
+            raise arrival.cause
+        if not isinstance(arrival, InitializeResult):
+            raise RemoteProtocolError(f"unexpected answer to initialize: {arrival!r}")
+        self._enqueue(self._conn.send_initialized())
+        if isinstance(self._stream, ReadyMarker):  # a ServerProcess: exits are now "in operation"
+            self._stream.mark_ready()
+        self._ready.set()
+        return arrival
+
+    async def _renew(self, generation: int) -> None:
+        """Start a new session after ``SessionExpired``, once per expired generation."""
+        if generation != self._generation or self._renewing or self._end_reason is not None:
+            await self._ready.wait()
+            return
+        logger.info("the server ended the session; initializing a new one")
+        self._renewing = True
+        self._ready = trio.Event()
+        self._generation += 1
+        expired = SessionExpired("the server ended the session while the request was pending")
+        for key, waiter in list(self._pending.items()):
+            if key[0] == generation:
+                waiter.answer(_Lost(expired))
+        for key, scope in list(self._serving.items()):
+            if key[0] == generation:
+                scope.cancel()
+        self._conn = self._new_connection()
+        try:
+            await self.handshake()
+        except (JsonRpcError, RemoteProtocolError, RequestTimeout, TransportBroken) as exc:
+            self._end(exc)
+        finally:
+            self._renewing = False
+            self._ready.set()
+
+    # --- requests -------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JsonObject:
+        """Send a request and return its result (see ``ClientSession.request``)."""
+        try:
+            return await self._request_once(method, params, timeout, on_progress)
+        except _RetryableExpiry as first:
+            await self._renew(first.generation)
+        try:
+            return await self._request_once(method, params, timeout, on_progress)
+        except _RetryableExpiry as second:
+            raise second.cause from None
+
+    async def _request_once(
+        self,
+        method: str,
+        params: JsonObject | None,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> JsonObject:
+        await self._ready.wait()
+        self._check_open(method)
+        generation = self._generation
+        request_id, data = self._conn.send_request(method, params)
+        arrival = await self._exchange((generation, request_id), data, method, timeout, on_progress)
+        if isinstance(arrival, Result):
+            return arrival.result
+        if isinstance(arrival, ErrorObject):
+            raise error_from(arrival, method)
+        if isinstance(arrival, _SendExpired):
+            raise _RetryableExpiry(generation, arrival.cause)
+        if isinstance(arrival, _Lost):
+            if isinstance(arrival.cause, SessionExpired | RemoteProtocolError):
+                raise type(arrival.cause)(f"{method} failed: {arrival.cause}") from arrival.cause
+            raise connection_lost(method, arrival.cause) from arrival.cause
+        raise RemoteProtocolError(f"unexpected answer to {method}: {arrival!r}")
+
+    async def _exchange(
+        self,
+        key: _Key,
+        data: bytes,
+        method: str,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> _Answer:
+        """Send ``data`` and wait for what answers ``key``; cancel it if we stop waiting."""
+        waiter: PendingAnswer[_Answer, Progress] = PendingAnswer()
+        self._pending[key] = waiter
+        if method == "initialize":
+            self._init_key = key
+        conn = self._conn
+        reason = "the client stopped waiting"
+        answered = False
+        try:
+            self._enqueue(data, key)
+            limit = self.options.request_timeout if timeout is None else timeout
+            try:
+                arrival = await waiter.wait(
+                    limit,
+                    on_progress=on_progress,
+                    restart_on_progress=self.options.reset_timeout_on_progress,
+                    limit=self.options.max_request_timeout,
+                )
+            except trio.TooSlowError:
+                reason = f"no answer within {limit:g} s"
+                raise RequestTimeout(
+                    f"{method} got no answer within {limit:g} s; "
+                    + ("it was not cancelled" if method == "initialize" else "it was cancelled"),
+                    method=method,
+                    timeout=limit,
+                ) from None
+            answered = True
+            return arrival
+        finally:
+            del self._pending[key]
+            if not answered and method != "initialize":
+                self._send_cancel(conn, key[1], reason)
+
+    def _send_cancel(self, conn: ClientConnection, request_id: RequestId, reason: str) -> None:
+        if conn is not self._conn or conn.phase is Phase.CLOSED:
+            return
+        try:
+            data = conn.send_cancel(request_id, reason)
+        except LocalProtocolError:  # answered meanwhile, or never sent
+            return
+        self._enqueue(data)
+
+    def notify(self, method: str, params: JsonObject | None = None) -> None:
+        """Queue a notification to the server (sent by the writer, in order)."""
+        self._check_open(method)
+        self._enqueue(self._conn.send_notification(method, params))
+
+    # --- the writer -----------------------------------------------------------------------
+
+    async def _write_loop(self) -> None:
+        try:
+            async for item in self._outbox:
+                try:
+                    await self._stream.send_message(item.data)
+                except SessionExpired as exc:
+                    self._on_send_expired(item, exc)
+                except (TransportClosed, TransportBroken) as exc:
+                    self._end(exc)
+                    return
+        finally:
+            self._writer_done.set()
+
+    def _on_send_expired(self, item: _Outgoing, exc: SessionExpired) -> None:
+        waiter = None if item.key is None else self._pending.get(item.key)
+        if waiter is not None and item.key != self._init_key:
+            waiter.answer(_SendExpired(exc))
+        elif waiter is not None:
+            waiter.answer(_Lost(exc))
+        else:
+            logger.warning("the server ended the session; a notification or answer was lost")
+
+    # --- the reader -----------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        expired_in: int | None = None
+        while self._end_reason is None:
+            try:
+                data = await self._stream.receive_message()
+            except MessageTooLarge as exc:
+                logger.warning("dropped a message from the server: %s", exc)
+                continue
+            except SessionExpired as exc:
+                if expired_in == self._generation:
+                    self._end(exc)  # the new session expired at once: give up
+                    return
+                expired_in = self._generation
+                assert self._nursery is not None
+                self._nursery.start_soon(self._renew, self._generation)
+                continue
+            except (TransportClosed, TransportBroken) as exc:
+                self._end(exc)
+                return
+            self._feed(data)
+
+    def _feed(self, data: bytes) -> None:
+        if self._conn.phase is Phase.CLOSED:
+            return
+        logger.debug("received %r", data[:500])
+        for event in self._conn.receive(data):
+            self._route(event)
+
+    def _deliver(self, key: _Key | None, answer: _Answer) -> None:
+        waiter = None if key is None else self._pending.get(key)
+        if waiter is not None:
+            waiter.answer(answer)
+
+    def _route(self, event: Event) -> None:  # noqa: C901, PLR0912  # one branch per event type
+        generation = self._generation
+        if isinstance(event, ResponseReceived):
+            response = event.response
+            if response.id is not None:
+                answer = response.error if isinstance(response, ErrorResponse) else response
+                self._deliver((generation, response.id), answer)
+        elif isinstance(event, ProgressReceived):
+            params = event.params
+            waiter = self._pending.get((generation, event.request_id))
+            if waiter is not None:
+                waiter.progress(
+                    Progress(progress=params.progress, total=params.total, message=params.message)
+                )
+        elif isinstance(event, NotificationReceived):
+            self._inbox_send.send_nowait(event.notification)
+        elif isinstance(event, RequestReceived):
+            assert self._nursery is not None
+            self._nursery.start_soon(self._serve, self._conn, event.request)
+        elif isinstance(event, CancelReceived):
+            scope = self._serving.get((generation, event.request_id))
+            if scope is not None:
+                scope.cancel()
+        elif isinstance(event, ReplyToSend):
+            self._reply(event)
+        elif isinstance(event, InitializeCompleted):
+            self._deliver(self._init_key, event.result)
+        elif isinstance(event, ProtocolViolation):
+            logger.error("the server broke the protocol: %s", event.error)
+            if self._init_key is not None and self._init_key in self._pending:
+                self._deliver(self._init_key, _Lost(event.error))
+            else:
+                self._end(event.error)
+        elif isinstance(event, UnexpectedResponse):
+            logger.debug("ignored a response matching no pending request: %r", event.response)
+
+    def _reply(self, event: ReplyToSend) -> None:
+        if event.error is not None and event.request_id is None:
+            # Junk from the server (not JSON, not JSON-RPC). An error without an id could not
+            # be matched to anything, and a server printing stray lines would get one per
+            # line: log it and go on.
+            logger.warning("ignored an unreadable message from the server: %s", event.error.message)
+            return
+        self._enqueue(event.data)
+
+    # --- server requests and notifications ------------------------------------------------
+
+    async def _serve(self, conn: ClientConnection, request: Request) -> None:
+        key = (self._generation, request.id)
+        with trio.CancelScope() as scope:
+            self._serving[key] = scope
+            try:
+                result = await self._hooks.answer(request)
+            except JsonRpcError as exc:
+                self._finish(conn, request, error_object_for(exc))
+            except Exception as exc:
+                logger.exception("the handler for the server's %s failed", request.method)
+                self._finish(conn, request, error_object_for(exc))
+            else:
+                self._finish(conn, request, result)
+            finally:
+                del self._serving[key]
+        if scope.cancelled_caught:  # the server cancelled it: no answer, but stop tracking
+            self._finish(conn, request, error_object_for(RuntimeError("cancelled")))
+
+    def _finish(
+        self, conn: ClientConnection, request: Request, answer: JsonObject | ErrorObject
+    ) -> None:
+        if conn is not self._conn or conn.phase is Phase.CLOSED:
+            return
+        try:
+            if isinstance(answer, ErrorObject):
+                data = conn.send_error(request.id, answer)
+            else:
+                data = conn.send_result(request.id, answer)
+        except LocalProtocolError:  # the handler's result is not JSON
+            logger.exception("could not answer the server's %s", request.method)
+            try:
+                data = conn.send_error(request.id, error_object_for(RuntimeError("bad result")))
+            except LocalProtocolError:
+                return
+        self._enqueue(data)
+
+    async def _notify_loop(self) -> None:
+        async for notification in self._inbox:
+            try:
+                await self._hooks.notify(notification)
+            except Exception:
+                logger.exception("a callback for the server's %s failed", notification.method)
