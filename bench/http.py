@@ -82,7 +82,7 @@ LOAD = BENCH / "_http_load.py"
 START_TIMEOUT = 120.0  # seconds for a server to tell its port (slow under tracemalloc)
 CONCURRENCY = (1, 16)
 
-# Targets from the issue (the Streamable HTTP rows of ARCHITECTURE.md's budget).
+# Targets from the issue (the Streamable HTTP performance targets).
 TARGET_VS_SDK = 2.5
 TARGET_VS_HYPERCORN = 0.9
 TARGET_BYTES_PER_SESSION = 10_000

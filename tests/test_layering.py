@@ -1,4 +1,4 @@
-"""The import arrows of STYLE.md section 1, checked with ``ast``.
+"""The import arrows between trimcp's packages, checked with ``ast``.
 
 Each subpackage may import only the trimcp packages listed for it. A new subpackage must be
 added here, which is the point: the layering is decided, not discovered.

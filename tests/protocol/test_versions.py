@@ -1,4 +1,4 @@
-"""Version negotiation and the feature matrix (CHECKLIST §2.2, §12)."""
+"""Version negotiation (MCP Lifecycle) and the feature matrix (the revisions' changelogs)."""
 
 from __future__ import annotations
 

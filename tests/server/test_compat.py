@@ -1,4 +1,4 @@
-"""Older negotiated versions get definitions and results in their own shape (CHECKLIST §12)."""
+"""Older negotiated versions get definitions and results in their own shape (changelogs)."""
 
 from __future__ import annotations
 

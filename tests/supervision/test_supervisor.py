@@ -39,7 +39,7 @@ from ._scripted import (
 
 
 async def test_gives_up_after_intensity(autojump_clock: trio.testing.MockClock) -> None:
-    # The example of STYLE.md section 9, verbatim but for the bounded wait.
+    # The house example of a supervision test, verbatim but for the bounded wait.
     crasher = ChildSpec(id="crasher", start=crash_after, args=(1.0,))
     with pytest.raises(RestartIntensityExceeded):
         async with open_supervisor([crasher], intensity=3, period=5.0):

@@ -74,7 +74,7 @@ def _hypercorn_config(host: str, port: int) -> Config:
     # instead of a stderr handler of hypercorn's.
     config.errorlog = logging.getLogger("hypercorn.error")
     # Long-lived clients reuse one connection; hypercorn's default closes it after 1,000
-    # requests, which costs a reconnect (STACK-NOTES.md).
+    # requests, which costs a reconnect (hypercorn's keep_alive_max_requests).
     config.keep_alive_max_requests = 10_000_000
     config.graceful_timeout = 1.0
     return config

@@ -8,7 +8,8 @@ subscription has a bounded queue, and a slow or stalled one drops messages, coun
 after ``max_dropped`` drops within ``drop_window`` seconds is disconnected, logged once
 (``SlowConsumerPolicy``; defaults: queue 256, 256 drops within 60 s).
 
-Where things run (``NotificationHub.spec()`` is the "Broadcasters" node of ARCHITECTURE.md)::
+Where things run (``NotificationHub.spec()`` is the "Broadcasters" node of the daemon's
+supervisor tree)::
 
     <name>                     Supervisor, rest_for_one
     ├── <name>.topics          Supervisor, simple_one_for_one

@@ -83,7 +83,9 @@ class ServerCapabilities:
 
 
 #: Requests a client may send a server, and the server capability each needs
-#: (MCP 2025-11-25 method directory, CHECKLIST §10). Methods not listed need none.
+#: (MCP 2025-11-25, Lifecycle > Capability Negotiation,
+#: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#capability-negotiation).
+#: Methods not listed need none.
 SERVER_CAPABILITY_FOR_REQUEST: dict[str, str] = {
     "tools/list": "tools",
     "tools/call": "tools",

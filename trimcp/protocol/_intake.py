@@ -48,8 +48,9 @@ def result_reply(request_id: RequestId, result: JsonObject) -> ReplyToSend:
 def read(data: bytes | str, *, max_size: int, batching: bool) -> list[Message | ReplyToSend]:
     """Decode one framed message (or, if ``batching``, one batch) into messages.
 
-    Batches exist only in protocol version 2025-03-26 (CHECKLIST §1.2): otherwise a top-level
-    array is -32600, as is an empty batch or one holding ``initialize`` (which MUST NOT be
+    Batches exist only in protocol version 2025-03-26
+    (https://modelcontextprotocol.io/specification/2025-03-26/basic#batching): otherwise a
+    top-level array is -32600, as is an empty batch or one holding ``initialize`` (which MUST NOT be
     batched). The answers to a batch's requests go back one by one: the 2025-03-26 spec says
     they MAY be batched, so the transport may still group them.
     """

@@ -122,11 +122,13 @@ class PhaseRules:
 
 
 #: The server's rules. Before ``initialize`` only ``initialize`` and ``ping`` are answered
-#: (anything else gets -32600, CHECKLIST §2.1 impl). Until ``initialized`` arrives the server
-#: SHOULD NOT send requests other than ``ping``, and its only notifications are logging and
-#: progress for requests it is already handling (Lifecycle > Initialization). Requests the
-#: client sends after it got the ``initialize`` result are served in INITIALIZING: the client
-#: may legitimately send them before its ``initialized`` notification arrives (HTTP reorders).
+#: (anything else gets -32600; MCP 2025-11-25, Lifecycle > Initialization,
+#: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#initialization).
+#: Until ``initialized`` arrives the server SHOULD NOT send requests other than ``ping``, and
+#: its only notifications are logging and progress for requests it is already handling.
+#: Requests the client sends after it got the ``initialize`` result are served in
+#: INITIALIZING: the client may legitimately send them before its ``initialized``
+#: notification arrives (HTTP reorders).
 SERVER_RULES: Final[Mapping[Phase, PhaseRules]] = {
     P.AWAITING_INITIALIZE: PhaseRules(
         receive_requests=Methods(frozenset({"initialize", "ping"})),

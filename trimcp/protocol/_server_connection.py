@@ -251,7 +251,8 @@ class ServerConnection:
         return [InitializeReceived(request_id=request.id, params=params)]
 
     def _on_notification(self, notification: Notification) -> list[Event]:
-        # Before initialize, notifications are ignored (CHECKLIST §2.1): nothing to answer.
+        # Before initialize, notifications are ignored (MCP Lifecycle > Initialization):
+        # nothing to answer.
         if self._phase in (Phase.AWAITING_INITIALIZE, Phase.NEGOTIATING):
             return []
         method = notification.method

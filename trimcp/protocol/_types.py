@@ -37,8 +37,8 @@ class Implementation:
         """Return this record without the members ``version`` does not define.
 
         ``title`` arrived in 2025-06-18; ``description``, ``websiteUrl`` and ``icons`` in
-        2025-11-25 (CHECKLIST §12). Peers must tolerate unknown keys, but we send only what
-        the negotiated schema knows.
+        2025-11-25 (https://modelcontextprotocol.io/specification/2025-11-25/changelog).
+        Peers must tolerate unknown keys, but we send only what the negotiated schema knows.
         """
         if version.icons:
             return self

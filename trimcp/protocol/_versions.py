@@ -1,7 +1,8 @@
 """Protocol revisions we speak, how we pick one, and what each one allows.
 
 Later layers ask ``features(version).batching`` instead of comparing version strings; the
-matrix below is CHECKLIST §12 ("What differs between negotiated versions") in code.
+matrix below is what the revisions' changelogs say differs, in code
+(https://modelcontextprotocol.io/specification/2025-11-25/changelog and the earlier ones).
 """
 
 from __future__ import annotations

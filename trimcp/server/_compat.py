@@ -1,4 +1,5 @@
-"""Answers shaped for the protocol version a session negotiated (CHECKLIST §12).
+"""Answers shaped for the protocol version a session negotiated (each revision's
+changelog, e.g. https://modelcontextprotocol.io/specification/2025-11-25/changelog).
 
 Definitions and results are built once, in the newest shape (2025-11-25). A session that
 negotiated an older version gets them without the fields its version does not define: a

@@ -129,7 +129,7 @@ class CursorCodec:
 @typing.final
 @dataclass(frozen=True, slots=True)
 class Paginator:
-    """Page lists with one codec and one page size (the server's choice, CHECKLIST 3.6)."""
+    """Page lists with one codec and one page size (the server's choice: MCP Pagination)."""
 
     codec: CursorCodec
     page_size: int = DEFAULT_PAGE_SIZE

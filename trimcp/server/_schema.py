@@ -5,9 +5,12 @@ docstring once, at decoration time, and returns a ``FunctionSchema`` that the de
 (later, in this package) advertises in ``tools/list`` and that ``_validation`` uses to check
 and convert ``tools/call`` arguments.
 
-Schemas are JSON Schema draft 2020-12, the MCP 2025-11-25 default dialect (CHECKLIST 1.5),
-so they carry no ``$schema``. Both roots are ``"type": "object"`` (CHECKLIST 3.1). Named
-structured types (dataclasses, TypedDicts, pydantic models) go to ``$defs`` and are reached
+Schemas are JSON Schema draft 2020-12, the MCP 2025-11-25 default dialect, so they carry no
+``$schema`` (Basic > JSON Schema Usage,
+https://modelcontextprotocol.io/specification/2025-11-25/basic#json-schema-usage).
+Both roots are ``"type": "object"`` (Tools,
+https://modelcontextprotocol.io/specification/2025-11-25/server/tools). Named structured
+types (dataclasses, TypedDicts, pydantic models) go to ``$defs`` and are reached
 by ``$ref``, which also describes recursive types; objects derived from Python classes are
 closed (``additionalProperties: false``) because the class could not accept more keys.
 

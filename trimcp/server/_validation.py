@@ -15,7 +15,8 @@ valid arguments without running jsonschema, which was a third of a small tool ca
 (bench/RESULTS.md). It only ever says "valid" when jsonschema would too; on any doubt, and
 for every invalid call, jsonschema runs and words the problems as before.
 
-Dialects (CHECKLIST 1.5): a schema without ``$schema`` is 2020-12; ``$schema`` may name
+Dialects (MCP 2025-11-25, Basic > JSON Schema Usage, https://modelcontextprotocol.io/specification/2025-11-25/basic#json-schema-usage):
+a schema without ``$schema`` is 2020-12; ``$schema`` may name
 2020-12, 2019-09, draft-07, draft-06 or draft-04 (``SUPPORTED_DIALECTS``); any other
 dialect fails with ``UnsupportedDialect`` naming it.
 """
@@ -110,7 +111,7 @@ def compiled_validator(schema: Mapping[str, object]) -> Validator:
 
     Raises:
         UnsupportedDialect: ``$schema`` names a dialect not in ``SUPPORTED_DIALECTS``.
-        SchemaError: the schema is not valid in its dialect (CHECKLIST 1.5: MUST be valid).
+        SchemaError: the schema is not valid in its dialect (the spec: schemas MUST be valid).
     """
     return _compiled(schema).validator
 

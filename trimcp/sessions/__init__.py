@@ -6,7 +6,7 @@ to the client — and hands requests to a ``RequestHandler`` (the server API). `
 runs one session over stdin/stdout under a supervisor.
 
 Not here: method semantics (``trimcp.server``), framing (``trimcp.transports``), the HTTP
-session manager (a later module of this package).
+session manager (``SessionManager``, ``_manager``).
 """
 
 from ._context import LOG_LEVELS as LOG_LEVELS

@@ -1,6 +1,6 @@
 """Public functions around the ``Supervisor`` actor: open one, nest one, manage children.
 
-Thin wrappers over ``call`` (STYLE.md section 3): each one is a message to the supervisor's
+Thin wrappers over ``call`` (OTP's ``supervisor`` API): each one is a message to the supervisor's
 mailbox, so children are only ever touched by the supervisor's own task.
 """
 

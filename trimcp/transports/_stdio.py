@@ -6,7 +6,7 @@ framing (through the sans-IO ``LineFramer``) over any ``trio.abc.ReceiveStream``
 ``SendStream``; ``open_stdio_stream`` wires it to the process's own stdin and stdout.
 
 No threads: the official Python SDK wraps stdio files in worker threads and pays for it on
-every message (ARCHITECTURE.md, performance budget). We read and write the file descriptors
+every message (bench/stdio.py measures it). We read and write the file descriptors
 of ``trio.lowlevel.FdStream``, trio's own non-blocking fd stream, and send a batch of
 replies as one write. On an ``FdStream`` the stream mostly calls ``os.read``/``os.write``
 itself: ``FdStream.receive_some``/``send_all`` always take a scheduling round before the

@@ -4,7 +4,7 @@
 (form and/or URL mode), roots, and callbacks for the server's notifications. Only what is
 configured is declared at ``initialize`` (``capabilities_for``), so the protocol core refuses
 the rest with the spec's codes before a handler could run: -32601 for ``sampling/createMessage``,
-``elicitation/create`` and ``roots/list`` when undeclared (Client Features; CHECKLIST §1.3),
+``elicitation/create`` and ``roots/list`` when undeclared (Client Features; https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#capability-negotiation),
 -32602 for an elicitation mode or sampling tools the client did not declare.
 
 ``answer_request`` runs one server request through its handler and returns the wire result;

@@ -1,7 +1,7 @@
 """Routing a server's notifications to the application's callbacks (``ClientHandlers``).
 
 Called by the session's notification task, one notification at a time, in arrival order.
-Unknown methods are ignored (CHECKLIST §1.1: unknown notifications are ignored silently);
+Unknown methods are ignored (JSON-RPC notifications get no answer; https://modelcontextprotocol.io/specification/2025-11-25/basic#notifications);
 malformed params are logged and dropped, never answered (notifications get no reply).
 """
 
