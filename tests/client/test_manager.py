@@ -24,6 +24,7 @@ from trimcp.errors import (
     CommandNotExecutable,
     CommandNotFound,
     ConfigError,
+    ConnectionLost,
     LocalProtocolError,
     NotConnected,
     ServerExited,
@@ -327,3 +328,52 @@ async def test_wait_connected_waits_through_the_retries(autojump_clock: object) 
         assert (dead.state, dead.restarts, trio.current_time()) == ("failed", 2, 3.0)
         assert "connection refused" in (dead.last_error or "")
         assert upstreams.attempts == {"flaky": 2, "dead": 3}
+
+
+async def test_a_caller_that_saw_the_loss_never_then_reads_connected(
+    autojump_clock: object,
+) -> None:
+    # The caller's request fails with ConnectionLost in its own task; here the connection
+    # itself notices only a second later (its wait_closed lags), as a busy host may.
+    noticed = trio.Event()
+    attempts: list[int] = []
+
+    class Dying:
+        async def list_all(self, kind: CatalogKind) -> list[Mapping[str, Any]]:
+            return [{"name": "work", "inputSchema": {"type": "object"}}] if kind == "tools" else []
+
+        async def call_tool(self, name: str, arguments: Any, *, on_progress: Any = None) -> Any:
+            if len(attempts) > 1:
+                return {"content": [{"type": "text", "text": "fine"}]}
+            raise ConnectionLost("the server exited", method="tools/call")
+
+        async def wait_closed(self) -> BaseException | None:
+            if len(attempts) > 1:
+                await trio.sleep_forever()
+            await noticed.wait()
+            return ConnectionError("the server exited")
+
+    @asynccontextmanager
+    async def connector(
+        config: ServerConfig, on_list_changed: Callable[[CatalogKind], None]
+    ) -> AsyncIterator[Any]:
+        attempts.append(1)
+        yield Dying()
+
+    async def notice_later() -> None:
+        await trio.sleep(1.0)
+        noticed.set()
+
+    policy = BackoffPolicy(initial=0.5, jitter=0.0, intensity=3, period=60.0)
+    manager = ConnectionManager(connector=connector, backoff=policy)
+    async with open_supervisor([manager.spec({"x": config("x")})]), trio.open_nursery() as n:
+        await manager.connect_all()
+        n.start_soon(notice_later)
+        with pytest.raises(ConnectionLost):
+            await manager.call_tool("mcp__x__work", {})
+        assert (await manager.status_of("x")).state == "reconnecting"
+        again = await manager.wait_connected("x", timeout=10)
+        assert (again.state, again.restarts) == ("connected", 1)
+        result = await manager.call_tool("mcp__x__work", {})
+        assert result["content"][0]["text"] == "fine"
+        await manager.disconnect_all()

@@ -166,6 +166,19 @@ class Reconnect(Request[None]):
 
 
 @final
+@dataclass(frozen=True, slots=True, eq=False)
+class WaitDown(Request[ConnectionStatus]):
+    """Answered once ``upstream`` is no longer this connection's live one.
+
+    A caller whose request failed with ``ConnectionLost`` learns of the loss in its own task,
+    possibly before this actor does: waiting for this first means that whatever it asks next
+    (``status``, ``wait_connected``) already knows the server went down.
+    """
+
+    upstream: Upstream
+
+
+@final
 @dataclass(frozen=True, slots=True)
 class _Refresh:
     kind: CatalogKind
@@ -233,6 +246,7 @@ class Connection(Actor):
         self._since: float | None = None
         self._attempt = _Attempt()
         self._until_up: list[ReplyTo] = []
+        self._until_down: list[ReplyTo] = []
         self._loop_scope: trio.CancelScope | None = None
 
     @property
@@ -312,6 +326,11 @@ class Connection(Actor):
             status = self._status()
             for reply in waiting:
                 reply.reply(status)
+        if state != "connected" and self._until_down:
+            waiting, self._until_down = self._until_down, []
+            status = self._status()
+            for reply in waiting:
+                reply.reply(status)
         if self._on_change is not None:
             self._on_change(self.server)
 
@@ -339,7 +358,7 @@ class Connection(Actor):
                 reply_to.fail(self._not_connected())
                 return DEFER
             return upstream, self._catalog
-        if isinstance(message, WaitSettled | WaitConnected):
+        if isinstance(message, WaitSettled | WaitConnected | WaitDown):
             return self._wait(message, reply_to)
         if isinstance(message, Reconnect):
             self._backoff.reset()
@@ -349,7 +368,12 @@ class Connection(Actor):
             return None
         raise TypeError(f"Connection got an unknown call {message!r}")
 
-    def _wait(self, message: WaitSettled | WaitConnected, reply_to: ReplyTo) -> object:
+    def _wait(self, message: WaitSettled | WaitConnected | WaitDown, reply_to: ReplyTo) -> object:
+        if isinstance(message, WaitDown):
+            if self._upstream is not message.upstream or self._state != "connected":
+                return self._status()
+            self._until_down.append(reply_to)
+            return DEFER
         if isinstance(message, WaitSettled):
             if self._attempt.done:
                 return self._status()

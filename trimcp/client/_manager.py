@@ -39,6 +39,7 @@ from trimcp.config.mcp_servers import ClientConfig, diff_configs
 from trimcp.errors import (
     ActorGone,
     ChildNotFound,
+    ConnectionLost,
     DuplicateChild,
     NotConnected,
     ToolCallDenied,
@@ -61,6 +62,7 @@ from ._connection import (
     GetStatus,
     Reconnect,
     WaitConnected,
+    WaitDown,
     WaitSettled,
 )
 from ._naming import qualify, split_qualified
@@ -77,6 +79,9 @@ if TYPE_CHECKING:
 __all__ = ["ConnectionManager"]
 
 logger = logging.getLogger(__name__)
+
+#: Seconds a caller that saw ``ConnectionLost`` waits for the connection to notice it too.
+_NOTICE_DOWN_TIMEOUT = 5.0
 
 #: Seconds ``connect`` waits for a server's first connection attempt to settle.
 CONNECT_TIMEOUT = 60.0
@@ -455,7 +460,23 @@ class ConnectionManager:
         decision = await self.permissions.check(request)
         if decision.action != "allow":
             raise ToolCallDenied(f"calling {qualified_name!r} was refused: {decision.reason}")
-        return await upstream.call_tool(name, arguments or {}, on_progress=on_progress)
+        try:
+            return await upstream.call_tool(name, arguments or {}, on_progress=on_progress)
+        except ConnectionLost:
+            await self._noticed_down(server, upstream)
+            raise
+
+    async def _noticed_down(self, server: str, upstream: Upstream) -> None:
+        """Return once ``server``'s connection knows ``upstream`` is gone (bounded).
+
+        The caller saw the loss first; after this, ``status()`` and ``wait_connected`` tell
+        the truth about it instead of the connection that just died.
+        """
+        ref = self._connection(server)
+        if ref is None:
+            return
+        with trio.move_on_after(_NOTICE_DOWN_TIMEOUT), contextlib.suppress(ActorGone):
+            await ref.call(WaitDown(upstream), timeout=math.inf)
 
     # --- state across restarts of the host --------------------------------------------------
 
