@@ -228,6 +228,7 @@ CORPUS = {
     "TE with a vertical tab": CL + b"Transfer-Encoding: chunked\x0b\r\n\r\n0\r\n\r\n" + S,
     "TE name with a space": CL + b"Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n" + S,
     "TE folded": CL + b"X: y\r\n Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + S,
+    "CL folded onto the next line": CL + b"Content-Length:\r\n 0\r\n\r\n" + S,
     "TE in HTTP/1.0": b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + S,
     "CR in a value": CL + b"X: a\rContent-Length: 40\r\n\r\n" + S,
     "bare LF in the head": b"POST / HTTP/1.1\nHost: a\nContent-Length: 40\n\n" + S,

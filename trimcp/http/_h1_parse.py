@@ -173,12 +173,13 @@ def _refuse_field(line: bytes) -> NoReturn:
     """Raise the refusal that says what is wrong with a field line ``_fields`` rejected."""
     if b"\n" in line:
         raise HeadRejected(400, BARE_LF)
+    if line[:1] in (b" ", b"\t"):
+        # Obsolete line folding, whether or not the continuation holds a colon.
+        raise HeadRejected(400, "a header line starts with whitespace (line folding)")
     name, colon, _ = line.partition(b":")
     if not colon:
         raise HeadRejected(400, f"the header line {line[:60]!r} has no ':'")
     if not _TOKEN.fullmatch(name):
-        if name[:1] in (b" ", b"\t"):
-            raise HeadRejected(400, "a header line starts with whitespace (line folding)")
         raise HeadRejected(400, f"the header name {name[:60]!r} is not a valid token")
     raise HeadRejected(400, f"the {name.decode('latin-1')} header contains control characters")
 
