@@ -371,3 +371,10 @@ async def test_the_standalone_stream_is_never_released() -> None:
     assert len(live) == 1
     await stream.aclose()
     assert store.statistics().streams == 0
+
+
+def test_the_synchronous_store_path_is_found_by_its_protocol() -> None:
+    # MemoryEventStore offers store_event_nowait/end_stream_nowait: the SSE fast path uses
+    # them. A store without them (or none) takes the awaited path.
+    assert HttpSessionStream("s", MemoryEventStore()).sync_store is not None
+    assert HttpSessionStream("s", None).sync_store is None

@@ -29,7 +29,7 @@ from trimcp.client.session import (
 )
 from trimcp.config.mcp_servers import expand_server
 from trimcp.errors import ConnectFailed, ConnectionLost, HttpStatusError
-from trimcp.transports import open_websocket_stream
+from trimcp.transports import ReadyMarker, open_websocket_stream
 from trimcp.transports.http_client import open_http_client_stream, open_legacy_sse_client_stream
 
 if TYPE_CHECKING:
@@ -193,9 +193,8 @@ async def _session(
         opening as stream,
         open_client_session(stream, handlers=handlers, options=options) as session,
     ):
-        mark_ready = getattr(stream, "mark_ready", None)
-        if mark_ready is not None:
-            mark_ready()
+        if isinstance(stream, ReadyMarker):
+            stream.mark_ready()
         yield SessionUpstream(session)
 
 

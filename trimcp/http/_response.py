@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import typing
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import trio
 
@@ -41,6 +41,7 @@ _LIVE_QUEUE = 64
 _MAX_DROPPED = 256
 
 
+@runtime_checkable
 class SyncEventStore(Protocol):
     """The synchronous path of an event store that has one (``MemoryEventStore``)."""
 

@@ -89,11 +89,8 @@ class HttpSessionStream:
         self.session_id = session_id
         self.store = store
         #: ``store``, if it can store and end streams without waiting.
-        self.sync_store: SyncEventStore | None = (
-            typing.cast("SyncEventStore", store)
-            if hasattr(store, "store_event_nowait") and hasattr(store, "end_stream_nowait")
-            else None
-        )
+        candidate: object = store  # an EventStore may also offer the synchronous path
+        self.sync_store = candidate if isinstance(candidate, SyncEventStore) else None
         # The session that takes the bodies (``attach_input``); otherwise they wait in a
         # channel, made on first use, for ``receive_message``.
         self._sink: InputSink | None = None
