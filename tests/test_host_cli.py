@@ -191,3 +191,13 @@ def test_the_shell_drives_servers_by_hand(tmp_path: Path) -> None:
     assert "unchanged: everything" in out
     assert "unknown /mcp action 'nonsense'" in out
     assert "/mcp call TOOL" in out
+
+
+def test_listings_exit_1_when_a_server_is_down(tmp_path: Path) -> None:
+    # Every listing says so in its exit status when it could not ask every server.
+    config = write_config(tmp_path, ghost={"command": "no-such-mcp-server"})
+    for command in ("tools", "resources", "prompts"):
+        listed = trimcp_cli(tmp_path, command, "--config", str(config))
+        assert listed.returncode == 1, (command, listed.stderr)
+        assert "everything" in listed.stdout or command == "tools", command
+        assert 'command "no-such-mcp-server" was not found' in listed.stderr, command

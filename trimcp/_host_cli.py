@@ -385,7 +385,8 @@ def _resources(args: argparse.Namespace) -> int:
             if args.server in (None, server):
                 rows.append((server, str(item.get("uri", "")), str(item.get("name", ""))))
         _table(rows)
-        return 0
+        # As for tools: a listing that misses a server that is down is not a success.
+        return 0 if all(s.connected for s in statuses) else 1
 
     return _run(args, body)
 
@@ -405,7 +406,7 @@ def _prompts(args: argparse.Namespace) -> int:
                     )
                 )
         _table(rows)
-        return 0
+        return 0 if all(s.connected for s in statuses) else 1
 
     return _run(args, body)
 
