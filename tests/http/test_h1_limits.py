@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import logging
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import h11
 import pytest
@@ -16,6 +18,9 @@ import trio.testing
 
 from tests.http.test_h1_server import Client, connection, echo, streaming
 from trimcp.http._h1 import H1Settings, _serve_connection, _Server, serve_h1
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 POST_HEAD = b"POST / HTTP/1.1\r\nhost: t\r\ncontent-length: 100\r\n\r\n"
 CHUNKED_HEAD = b"POST / HTTP/1.1\r\nhost: t\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -150,30 +155,28 @@ async def test_at_the_connection_limit_the_longest_idle_gives_way(
         nursery.cancel_scope.cancel()
 
 
+async def read_all(client: Client) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    received = b""
+    with trio.fail_after(5):
+        while chunk := await client.stream.receive_some(65536):
+            received += chunk
+    return received
+
+
 async def test_a_half_closed_client_still_gets_its_pipelined_answers() -> None:
     async with connection(echo) as client:
         one = b"POST /1 HTTP/1.1\r\nhost: t\r\ncontent-length: 2\r\n\r\n{}"
         two = b"POST /2 HTTP/1.1\r\nhost: t\r\ncontent-length: 2\r\n\r\n[]"
         await client.send_raw(one + two)
         await client.stream.send_eof()
-        received = b""
-        with trio.fail_after(5):
-            while chunk := await client.stream.receive_some(65536):
-                received += chunk
+        received = await read_all(client)
         assert received.count(b"HTTP/1.1 200") == 2
         assert b'"path":"/1"' in received
         assert b'"path":"/2"' in received
 
 
 # --- HTTP/1.0 ----------------------------------------------------------------------------------
-
-
-async def read_all(client: Client) -> bytes:
-    received = b""
-    with trio.fail_after(5):
-        while chunk := await client.stream.receive_some(65536):
-            received += chunk
-    return received
 
 
 async def test_a_streamed_answer_to_http10_is_close_delimited() -> None:
@@ -229,13 +232,19 @@ async def hung_up(stream: trio.SocketStream, within: float = 5.0) -> bool:
     return False
 
 
-@pytest.mark.slow
-async def test_slow_heads_over_real_sockets_are_all_closed() -> None:
+@asynccontextmanager
+async def listening(settings: H1Settings) -> AsyncIterator[int]:
+    """Serve ``echo`` with ``settings`` on 127.0.0.1 and a free port; yield the port."""
     listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    port = listeners[0].socket.getsockname()[1]
-    settings = H1Settings(head_timeout=0.5)
     async with trio.open_nursery() as nursery:
         await nursery.start(functools.partial(serve_h1, echo, listeners, settings=settings))
+        yield listeners[0].socket.getsockname()[1]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.slow
+async def test_slow_heads_over_real_sockets_are_all_closed() -> None:
+    async with listening(H1Settings(head_timeout=0.5)) as port:
         streams = [await connect(port) for _ in range(50)]
         for stream in streams:
             await stream.send_all(b"P")  # each has begun a head, and sends no more
@@ -245,16 +254,11 @@ async def test_slow_heads_over_real_sockets_are_all_closed() -> None:
         assert trio.current_time() - start < 3.0
         for stream in streams:
             await stream.aclose()
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.slow
 async def test_the_connection_limit_over_real_sockets() -> None:
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    port = listeners[0].socket.getsockname()[1]
-    settings = H1Settings(max_connections=5)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(functools.partial(serve_h1, echo, listeners, settings=settings))
+    async with listening(H1Settings(max_connections=5)) as port:
         held = [await connect(port) for _ in range(5)]
         for stream in held:
             await stream.send_all(b"POST / HTTP/1.1\r\n")  # busy: a head in progress
@@ -267,4 +271,3 @@ async def test_the_connection_limit_over_real_sockets() -> None:
         assert answer.startswith(b"HTTP/1.1 200")
         for stream in held:
             await stream.aclose()
-        nursery.cancel_scope.cancel()

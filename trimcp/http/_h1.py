@@ -523,11 +523,6 @@ def _scope(conn: _Connection, head: RequestHead, kind: str) -> Scope:
     }
 
 
-def _has_bare_lf(buffer: bytearray) -> bool:
-    """Whether an incomplete head has a line ending in LF alone (refused, module docstring)."""
-    return buffer.count(b"\n") != buffer.count(b"\r\n")
-
-
 def _check_incomplete_head(buffer: bytearray) -> None:
     """Refuse a head that is not complete yet but already cannot be served."""
     if len(buffer) > MAX_HEAD_SIZE:
