@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
         "notify",
     },
     "client": {"errors", "config", "protocol", "actors", "supervision", "transports"},
+    "skills": {"errors", "config", "protocol", "sessions", "server", "transports", "actors"},
     "_logging": {"errors", "config"},
     "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon", "_host_cli"},
     "_host_cli": {"errors", "config", "supervision", "client", "protocol", "_host_shell"},

@@ -75,6 +75,7 @@ The tree (``tests/test_exports.py`` checks that it names every class here, under
     │   ├── ArgumentError                    carries ArgumentProblem records
     │   ├── OutputError
     │   ├── ToolError                        a tool's own isError answer
+    │   │   └── PathRefused                  trimcp.skills: a path outside the jail, or blocked
     │   ├── InvalidCursor
     │   ├── TemplateError
     │   ├── ElicitationError
@@ -138,6 +139,7 @@ __all__ = [
     "NotRegistered",
     "OutputError",
     "ParseError",
+    "PathRefused",
     "ProtocolError",
     "RemoteProtocolError",
     "ReplayError",
@@ -763,6 +765,14 @@ class ToolError(TrimcpError):
     Any other exception also becomes an ``isError`` result, prefixed with the tool's name
     and logged with its traceback; ``ToolError`` is for failures the tool expects and
     words itself, and it is not logged as a crash.
+    """
+
+
+class PathRefused(ToolError):
+    """A ``trimcp.skills`` tool refused a path: outside the roots, blocked, or not a file.
+
+    The message says what was asked and what is allowed, and never where a symlink that
+    leaves the roots points to.
     """
 
 

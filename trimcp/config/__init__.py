@@ -39,12 +39,20 @@ from ._settings import StdioSettings as StdioSettings
 from ._settings import SupervisionSettings as SupervisionSettings
 from ._settings import SysConfig as SysConfig
 from ._settings import WebSocketSettings as WebSocketSettings
+from ._skills import DEFAULT_BLOCKED_PATHS as DEFAULT_BLOCKED_PATHS
+from ._skills import DEFAULT_WRITE_BLOCKED_PATHS as DEFAULT_WRITE_BLOCKED_PATHS
+from ._skills import SKILL_CATEGORIES as SKILL_CATEGORIES
+from ._skills import SkillCategory as SkillCategory
+from ._skills import SkillsSettings as SkillsSettings
 from ._toml_text import render_settings as render_settings
 from ._validate import validate_config as validate_config
 
 __all__ = [
     "CONFIG_ENV_VAR",
+    "DEFAULT_BLOCKED_PATHS",
     "DEFAULT_CONFIG_FILE",
+    "DEFAULT_WRITE_BLOCKED_PATHS",
+    "SKILL_CATEGORIES",
     "ActorSettings",
     "ApplicationSettings",
     "HttpSettings",
@@ -54,6 +62,8 @@ __all__ = [
     "LoggingSettings",
     "ServerSettings",
     "SessionSettings",
+    "SkillCategory",
+    "SkillsSettings",
     "StdioSettings",
     "SupervisionSettings",
     "SysConfig",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ._merge import KeyOrigins
 from ._schema import Check, above, at_least, between, internal, non_empty, spec
+from ._skills import SkillsSettings
 
 if TYPE_CHECKING:
     from ._toml_text import KeyPath
@@ -395,6 +396,7 @@ class SysConfig:
         websocket: the ``[websocket]`` table.
         stdio: the ``[stdio]`` table.
         sessions: the ``[sessions]`` table.
+        skills: the ``[skills]`` table (``trimcp.skills``).
     """
 
     sources: tuple[str, ...] = field(default=(), metadata=internal())
@@ -431,6 +433,10 @@ class SysConfig:
     )
     sessions: SessionSettings = field(
         default_factory=SessionSettings, metadata=spec(meaning="limits of MCP sessions")
+    )
+    skills: SkillsSettings = field(
+        default_factory=SkillsSettings,
+        metadata=spec(meaning="the built-in file, search and git tools"),
     )
 
     def file_of(self, key: KeyPath) -> str:

@@ -1,0 +1,334 @@
+"""Opening and walking jailed paths through directory descriptors, never following a symlink.
+
+``Jail.resolve`` decides on the path as it is when asked; between that check and the open a
+folder could be swapped for a symlink that leads out. So nothing here opens a path string:
+each component is opened relative to the descriptor of the one above it with ``O_NOFOLLOW``
+(``openat(2)``), starting at the root, and a component that has become a symlink fails the
+open (``ELOOP``/``ENOTDIR``) instead of being followed. Files are opened ``O_NONBLOCK`` so a
+FIFO swapped in cannot hang the server, and ``fstat`` on the open descriptor refuses anything
+but a regular file. Writes use the same descriptors (``dir_fd=``) for create, rename and
+unlink. The walk used by search, glob and tree keeps a descriptor per open folder and lists
+folders with ``scandir(fd)``, so it is race-free too and costs one ``openat`` per folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pathspec
+
+from trimcp.errors import PathRefused
+
+from ._jail import kind_of, shown
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from ._jail import Access, Jail, Resolved
+
+__all__ = [
+    "Entry",
+    "WalkStats",
+    "open_dir",
+    "open_parent",
+    "open_regular",
+    "read_regular",
+    "walk",
+]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# What a failed O_NOFOLLOW open of a component that became a symlink (or a file) looks like.
+_SWAPPED = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EMLINK})
+
+
+def _refused_while_opening(given: str, exc: OSError) -> PathRefused:
+    if exc.errno in _SWAPPED:
+        return PathRefused(
+            f"{shown(given)} changed while it was being opened (a folder on the way is now a "
+            "symlink or a file); symlinks are not followed there"
+        )
+    if exc.errno == errno.ENOENT:
+        return PathRefused(f"{shown(given)} does not exist")
+    return PathRefused(f"{shown(given)} cannot be opened: {exc.strerror}")
+
+
+def _open_below(root_fd: int, parts: Sequence[str], given: str) -> int:
+    """Open the folder ``parts`` below ``root_fd`` one component at a time, no symlinks."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _refused_while_opening(given, exc) from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_dir(resolved: Resolved) -> int:
+    """Return a descriptor of the folder ``resolved``; the caller closes it.
+
+    Raises:
+        PathRefused: it does not exist, is not a folder, or changed on the way.
+    """
+    try:
+        root_fd = os.open(resolved.root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    except OSError as exc:
+        raise _refused_while_opening(resolved.given, exc) from None
+    try:
+        return _open_below(root_fd, resolved.parts, resolved.given)
+    finally:
+        os.close(root_fd)
+
+
+@contextlib.contextmanager
+def open_parent(resolved: Resolved) -> Iterator[tuple[int, str]]:
+    """Yield a descriptor of the folder holding ``resolved`` and its name in it.
+
+    For the write tools: create, replace, rename and unlink with ``dir_fd=`` and the name.
+
+    Raises:
+        PathRefused: ``resolved`` is a root (it has no parent inside the jail), or the
+            parent does not exist, is not a folder, or changed on the way.
+    """
+    if not resolved.parts:
+        raise PathRefused(f"{shown(resolved.given)} is an allowed root folder itself")
+    try:
+        root_fd = os.open(resolved.root, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    except OSError as exc:
+        raise _refused_while_opening(resolved.given, exc) from None
+    try:
+        fd = _open_below(root_fd, resolved.parts[:-1], resolved.given)
+    finally:
+        os.close(root_fd)
+    try:
+        yield fd, resolved.parts[-1]
+    finally:
+        os.close(fd)
+
+
+def open_regular(dir_fd: int, name: str, given: str) -> tuple[int, os.stat_result]:
+    """Open the regular file ``name`` in ``dir_fd`` for reading; return it and its stat.
+
+    Raises:
+        PathRefused: it is a symlink, a folder, a device, FIFO or socket, or cannot be opened.
+    """
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathRefused(f"{shown(given)} is a symlink, which is not followed here") from None
+        raise _refused_while_opening(given, exc) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise PathRefused(f"{shown(given)} is a {kind_of(info.st_mode)}, not a regular file")
+    return fd, info
+
+
+def read_regular(resolved: Resolved, limit: int) -> tuple[bytes, os.stat_result]:
+    """Read the whole regular file ``resolved`` if it holds at most ``limit`` bytes.
+
+    Raises:
+        PathRefused: as ``open_regular``, or larger than ``limit`` (the message says how to
+            read part of it).
+    """
+    with open_parent(resolved) as (dir_fd, name):
+        fd, info = open_regular(dir_fd, name, resolved.given)
+    with os.fdopen(fd, "rb") as file:
+        if info.st_size > limit:
+            raise PathRefused(
+                f"{shown(resolved.given)} is {info.st_size} bytes, more than the {limit} "
+                "allowed (max_file_size); read part of it with offset/limit or head/tail"
+            )
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise PathRefused(f"{shown(resolved.given)} grew past {limit} bytes while being read")
+    return data, info
+
+
+# --- walking --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class WalkStats:
+    """What a walk saw and left out, for the summary line of a tool's result."""
+
+    visited: int = 0
+    blocked: int = 0
+    ignored: int = 0
+    symlinks: int = 0
+    special: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass(slots=True)
+class Entry:
+    """One file or folder met by ``walk``.
+
+    ``dir_fd`` is the open descriptor of the folder holding it, valid only until the walk
+    moves on; open the entry with ``open_regular(entry.dir_fd, entry.name, ...)``.
+    """
+
+    parts: tuple[str, ...]
+    dir_fd: int
+    entry: os.DirEntry[str]
+    depth: int
+
+    @property
+    def name(self) -> str:
+        """The entry's own name."""
+        return self.parts[-1]
+
+    @property
+    def relative(self) -> str:
+        """The path below the root, ``/``-separated."""
+        return "/".join(self.parts)
+
+    @property
+    def is_dir(self) -> bool:
+        """A folder (never through a symlink)."""
+        return self.entry.is_dir(follow_symlinks=False)
+
+    @property
+    def is_file(self) -> bool:
+        """A regular file (never through a symlink)."""
+        return self.entry.is_file(follow_symlinks=False)
+
+    @property
+    def is_symlink(self) -> bool:
+        """A symlink (reported, never followed)."""
+        return self.entry.is_symlink()
+
+    def stat(self) -> os.stat_result:
+        """The entry's own ``lstat``."""
+        return self.entry.stat(follow_symlinks=False)
+
+
+_GITIGNORE = ".gitignore"
+
+
+def _ignore_spec(dir_fd: int) -> pathspec.GitIgnoreSpec | None:
+    try:
+        fd = os.open(_GITIGNORE, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return None
+        text = file.read(1024 * 1024).decode("utf-8", "replace")
+    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    return spec if spec.patterns else None
+
+
+def walk(  # noqa: C901, PLR0912, PLR0913, PLR0915
+    jail: Jail,
+    start: Resolved,
+    *,
+    stats: WalkStats,
+    max_visited: int,
+    gitignore: bool = True,
+    exclude: pathspec.PathSpec[pathspec.Pattern] | None = None,
+    max_depth: int | None = None,
+    access: Access = "read",
+) -> Iterator[Entry]:
+    """Yield what lies below the folder ``start``, depth first, names sorted, no symlinks followed.
+
+    Blocked paths are skipped (counted in ``stats.blocked``); so are ``.git`` folders, what
+    ``.gitignore`` files exclude when ``gitignore`` is true (``stats.ignored``) and what
+    ``exclude`` matches (paths relative to ``start``; not counted). Symlinks are yielded
+    (``is_symlink``) but never entered. Stops after ``max_visited`` entries, setting
+    ``stats.truncated``. Close the generator (``contextlib.closing``) to release its
+    descriptors early.
+
+    Raises:
+        PathRefused: ``start`` is not a folder or changed on the way.
+    """
+    top = open_dir(start)
+    # Each frame: (folder fd, its parts below the root, sorted entries, next index).
+    stack: list[tuple[int, tuple[str, ...], list[os.DirEntry[str]], int]] = []
+    ignores: list[tuple[int, pathspec.GitIgnoreSpec]] = []
+    base = len(start.parts)
+
+    def enter(fd: int, parts: tuple[str, ...]) -> None:
+        try:
+            with os.scandir(fd) as listing:
+                entries = sorted(listing, key=lambda item: item.name)
+        except OSError as exc:
+            stats.unreadable.append(f"{'/'.join(parts) or '.'}: {exc.strerror}")
+            entries = []
+        stack.append((fd, parts, entries, 0))
+        if gitignore:
+            spec = _ignore_spec(fd)
+            if spec is not None:
+                ignores.append((len(parts), spec))
+
+    try:
+        enter(top, start.parts)
+        while stack:
+            fd, parts, entries, index = stack[-1]
+            if index >= len(entries):
+                stack.pop()
+                os.close(fd)
+                if ignores and ignores[-1][0] == len(parts):
+                    ignores.pop()
+                continue
+            stack[-1] = (fd, parts, entries, index + 1)
+            item = entries[index]
+            child = (*parts, item.name)
+            is_dir = item.is_dir(follow_symlinks=False)
+            if is_dir and item.name == ".git":
+                continue
+            if jail.is_blocked(child, access, is_dir=is_dir):
+                stats.blocked += 1
+                continue
+            if ignores and _ignored(ignores, child, is_dir):
+                stats.ignored += 1
+                continue
+            below = child[base:]
+            suffix = "/" if is_dir else ""
+            if exclude is not None and exclude.match_file("/".join(below) + suffix):
+                continue
+            if stats.visited >= max_visited:
+                stats.truncated = True
+                return
+            stats.visited += 1
+            if item.is_symlink():
+                stats.symlinks += 1
+            elif not is_dir and not item.is_file(follow_symlinks=False):
+                stats.special += 1
+            yield Entry(child, fd, item, len(below))
+            if is_dir and (max_depth is None or len(below) < max_depth):
+                try:
+                    sub = os.open(item.name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    stats.unreadable.append(f"{'/'.join(child)}: {exc.strerror}")
+                    continue
+                enter(sub, child)
+    finally:
+        for fd, *_ in stack:
+            os.close(fd)
+
+
+def _ignored(
+    ignores: list[tuple[int, pathspec.GitIgnoreSpec]], parts: tuple[str, ...], is_dir: bool
+) -> bool:
+    # Deeper .gitignore files win (they may re-include with "!"), so the last verdict counts.
+    verdict = False
+    suffix = "/" if is_dir else ""
+    for depth, spec in ignores:
+        result = spec.check_file("/".join(parts[depth:]) + suffix)
+        if result.include is not None:
+            verdict = result.include
+    return verdict
