@@ -69,6 +69,7 @@ from ._pagination import Paginator as Paginator
 from ._pagination import snapshot_of as snapshot_of
 from ._prompts import PromptOptions as PromptOptions
 from ._resources import ResourceOptions as ResourceOptions
+from ._result import ToolResult as ToolResult
 from ._schema import FunctionSchema as FunctionSchema
 from ._schema import OutputSpec as OutputSpec
 from ._schema import Param as Param
@@ -128,6 +129,7 @@ __all__ = [
     "ToolAnnotations",
     "ToolError",
     "ToolOptions",
+    "ToolResult",
     "UnsupportedDialect",
     "UriTemplate",
     "derive_function_schema",

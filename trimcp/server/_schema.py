@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from trimcp.errors import OutputError, SchemaError
 from trimcp.server._docstrings import parse_docstring
 from trimcp.server._hints import MISSING, Hint, HintKind, classify, fields_of
+from trimcp.server._result import unwrap_tool_result
 from trimcp.server._values import to_jsonable
 
 if TYPE_CHECKING:
@@ -485,7 +486,7 @@ def _output_for(
             raise SchemaError("structured output needs a return annotation other than None")
         return None
     try:
-        return derive_output_schema(hints["return"], description=returns_doc)
+        return derive_output_schema(unwrap_tool_result(hints["return"]), description=returns_doc)
     except SchemaError:
         if structured_output:
             raise

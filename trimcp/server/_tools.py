@@ -31,6 +31,7 @@ from trimcp.errors import (
 from trimcp.protocol import ToolAnnotations
 from trimcp.server._content import content_blocks, json_text
 from trimcp.server._hints import classify
+from trimcp.server._result import ToolResult
 from trimcp.server._schema import _STRUCTURED, derive_function_schema, structured_content
 from trimcp.server._validation import (
     compiled_validator,
@@ -93,6 +94,11 @@ def _structured_by_default(fn: Callable[..., object]) -> bool:
         return False
     if hint is None:
         return False
+    if typing.get_origin(hint) is ToolResult:
+        # Asking for a ToolResult is asking for structured content (unless its shape is None).
+        (hint,) = typing.get_args(hint)
+        if hint in (None, type(None)):
+            return False
     try:
         return classify(hint).kind in _STRUCTURED
     except SchemaError:
@@ -209,13 +215,22 @@ class ToolEntry:
 
     def _result(self, value: object) -> JsonObject:
         output = self.schema.output
+        content: object = None
+        if isinstance(value, ToolResult):
+            content, value = value.content, value.structured
+            if output is None:
+                return {"content": content_blocks(content), "isError": False}
         if output is None:
             return {"content": content_blocks(value), "isError": False}
         structured = structured_content(output, value)
         validate_structured_content(output.schema, structured)
-        # Tools > Structured Content: SHOULD also return the JSON in a text block.
+        if content is not None:
+            blocks = content_blocks(content)
+        else:
+            # Tools > Structured Content: SHOULD also return the JSON in a text block.
+            blocks = [{"type": "text", "text": json_text(structured)}]
         return {
-            "content": [{"type": "text", "text": json_text(structured)}],
+            "content": blocks,
             "structuredContent": structured,
             "isError": False,
         }
