@@ -107,12 +107,20 @@ async def run_blocking(
             if not done.is_set():
                 progress.cancelled = True
 
+    failure: Exception | None = None
     async with trio.open_nursery() as nursery:
         nursery.start_soon(report)
         try:
-            return await trio.to_thread.run_sync(work, progress)
+            result = await trio.to_thread.run_sync(work, progress)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, as it is
+            # Raised here, inside the nursery, it would reach the caller wrapped in an
+            # ExceptionGroup, and a tool's ToolError would no longer be one.
+            failure = exc
         finally:
             done.set()
+    if failure is not None:
+        raise failure
+    return result
 
 
 class Skills:
