@@ -303,6 +303,10 @@ class SessionSet:
         """Return the sessions subscribed to ``uri``."""
         return list(self._by_uri.get(uri, ()))
 
+    def subscribed_uris(self) -> Collection[str]:
+        """Return the URIs some session is subscribed to now (a view)."""
+        return self._by_uri.keys()
+
     def members(self, uri: str | None) -> Collection[SessionHandle]:
         """Return the sessions subscribed to ``uri``, or every session for None (a view)."""
         if uri is None:

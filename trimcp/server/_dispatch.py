@@ -181,6 +181,11 @@ async def _tasks_cancel(catalog: Catalog, params: JsonObject, call: Call) -> Jso
 
 async def _resources_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
     resources = {uri: entry.definition for uri, entry in catalog.resources.items()}
+    # Then what templates with ``list_with`` stand for now; a static URI keeps its place.
+    fresh = params.get("cursor") is None
+    for template in catalog.templates.values():
+        for item in await template.listed(call.context, fresh):
+            resources.setdefault(str(item["uri"]), item)
     return _page(
         call, params, "resources/list", "resources", _definitions(call, "resource", resources)
     )
@@ -199,8 +204,12 @@ async def _resources_read(catalog: Catalog, params: JsonObject, call: Call) -> J
 
 async def _subscribe(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
     uri = _string(params, "uri")
-    if catalog.find_resource(uri) is None:
+    found = catalog.find_resource(uri)
+    if found is None:
         raise ResourceNotFound(uri)
+    await found[0].subscribing(uri, call.context)
+    # No checkpoint between the hook's end and the record, so a hook that starts watching
+    # ``uri`` never sees it unsubscribed in between.
     call.sessions.subscribe(call.context.session, uri)
     return {}
 

@@ -11,6 +11,13 @@ with ``data.uri`` (Resources > Error Handling).
 What a resource function returns: ``str`` -> one text item, ``bytes`` -> one ``blob`` item
 (base64 on the wire), a ``ResourceContents`` or a list of them -> as given (sub-resources
 carry their own URI), anything else JSON-able -> its JSON text (``application/json``).
+
+Two hooks let a template stand for resources that come and go (the files of a folder, say):
+``list_with`` adds the template's concrete resources to ``resources/list`` after the static
+ones, and ``on_subscribe`` sees each ``resources/subscribe`` of a URI the entry matches before
+it is recorded, and may refuse it by raising a ``JsonRpcError`` (MCP 2025-11-25, Server >
+Resources > Subscriptions,
+https://modelcontextprotocol.io/specification/2025-11-25/server/resources#subscriptions).
 """
 
 from __future__ import annotations
@@ -30,19 +37,38 @@ from trimcp.server._uri_template import UriTemplate
 from trimcp.server._values import to_jsonable
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
     from trimcp.protocol import JsonObject
     from trimcp.server._context import Context
 
-__all__ = ["ResourceEntry", "ResourceOptions", "contents_of", "convert_text"]
+#: ``list_with``: ``lister(context, fresh)`` returns the resources a template stands for now,
+#: each a ``Resource`` mapping (``uri`` and ``name`` at least; ``mimeType``, ``size``, ...).
+#: ``fresh`` is True for a first page (no cursor): list anew; False when the client goes on
+#: with a cursor, so the lister may give again the listing that cursor's pages came from (the
+#: pages then stay consistent with each other).
+ResourceLister: typing.TypeAlias = (
+    "Callable[[Context, bool], Awaitable[Sequence[Mapping[str, object]]]]"
+)
+#: ``on_subscribe``: ``hook(uri, context)`` before a subscription to ``uri`` is recorded.
+SubscribeHook: typing.TypeAlias = "Callable[[str, Context], Awaitable[None]]"
+
+__all__ = [
+    "ResourceEntry",
+    "ResourceLister",
+    "ResourceOptions",
+    "SubscribeHook",
+    "contents_of",
+    "convert_text",
+]
 
 
 class ResourceOptions(TypedDict, total=False):
     """Options of ``MCPServer.resource`` / ``add_resource``.
 
     ``size`` is the raw size in bytes (static resources only); ``mime_type`` is declared
-    in the listing and used for returned items that do not name their own.
+    in the listing and used for returned items that do not name their own. ``list_with``
+    (templates only) and ``on_subscribe`` are the hooks of the module docstring.
     """
 
     name: str
@@ -53,6 +79,8 @@ class ResourceOptions(TypedDict, total=False):
     annotations: Mapping[str, object]
     size: int
     meta: Mapping[str, object]
+    list_with: ResourceLister
+    on_subscribe: SubscribeHook
 
 
 _PARSERS: dict[object, Callable[[str], object]] = {
@@ -118,7 +146,16 @@ def _signature(fn: Callable[..., object]) -> _Signature:
 class ResourceEntry:
     """One registered resource or template (``template`` is None for a static one)."""
 
-    __slots__ = ("definition", "fn", "key", "mime_type", "signature", "template")
+    __slots__ = (
+        "definition",
+        "fn",
+        "key",
+        "lister",
+        "mime_type",
+        "on_subscribe",
+        "signature",
+        "template",
+    )
 
     def __init__(self, uri: str, fn: Callable[..., Any], options: ResourceOptions) -> None:
         parsed = UriTemplate(uri)
@@ -126,6 +163,10 @@ class ResourceEntry:
         self.key = uri
         self.fn = fn
         self.mime_type = options.get("mime_type")
+        self.lister = options.get("list_with")
+        self.on_subscribe = options.get("on_subscribe")
+        if self.lister is not None and self.template is None:
+            raise ValueError(f"resource {uri!r}: list_with is for templates only")
         self.signature = _signature(fn)
         self._check_parameters()
         self.definition = self._definition(uri, options)
@@ -175,6 +216,26 @@ class ResourceEntry:
             }
         except ValueError as exc:
             raise ResourceNotFound(uri, f"Resource not found: {exc}") from exc
+
+    async def listed(self, context: Context, fresh: bool) -> list[JsonObject]:
+        """Return the resources ``list_with`` gives now (none without it).
+
+        Raises:
+            TypeError: an item has no string ``uri`` or ``name`` (the lister's bug).
+        """
+        if self.lister is None:
+            return []
+        listed: list[JsonObject] = []
+        for item in await self.lister(context, fresh):
+            if not isinstance(item.get("uri"), str) or not isinstance(item.get("name"), str):
+                raise TypeError(f"template {self.key!r} listed a resource without uri and name")
+            listed.append({key: to_jsonable(value) for key, value in item.items()})
+        return listed
+
+    async def subscribing(self, uri: str, context: Context) -> None:
+        """Run ``on_subscribe`` for ``uri``, if the entry has one (it may raise to refuse)."""
+        if self.on_subscribe is not None:
+            await self.on_subscribe(uri, context)
 
     async def read(
         self, uri: str, variables: dict[str, object], context: Context

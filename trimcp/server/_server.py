@@ -12,7 +12,8 @@ runners below start one beside their listeners::
 
     supervisor (one_for_one)
     ├── notifications      rest_for_one: the hub (trimcp.notify), then the Fanout actor
-    │                      that subscribes the server's sessions to it (_fanout.py)
+    │                      that subscribes the server's sessions to it (_fanout.py), then
+    │                      the server's background children (``add_background``)
     └── listener(s)        HTTP / WebSocket / stdio, with their sessions
 
 Started first and stopped last, so sessions never outlive it; ``one_for_one`` at the top, so a
@@ -62,7 +63,14 @@ from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 from trimcp.transports import serve_websocket as transports_serve_websocket
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+    from collections.abc import (
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Collection,
+        Mapping,
+        Sequence,
+    )
 
     from trimcp.http import HttpListener, ListenerSettings
     from trimcp.protocol import JsonObject, JsonValue, Notification, Request, Root
@@ -131,6 +139,7 @@ class MCPServer:
         self._sessions = SessionSet()
         self._tasks = TaskStore(options.get("task_policy"))
         self._notification_hooks: dict[str, list[NotificationHook]] = {}
+        self._background: list[ChildSpec] = []
 
     # --- RequestHandler ---------------------------------------------------------------------
 
@@ -308,6 +317,14 @@ class MCPServer:
         """
         return await self._sessions.resource_updated(uri)
 
+    def subscribed_uris(self) -> Collection[str]:
+        """Return the resource URIs some session is subscribed to now (a live view).
+
+        For a watcher that sends ``notify_resource_updated``: what it should watch. A
+        subscription ends with ``resources/unsubscribe`` or with its session.
+        """
+        return self._sessions.subscribed_uris()
+
     # --- prompts and completion -------------------------------------------------------------
 
     def prompt(self, name: str | None = None, **options: Unpack[PromptOptions]) -> Callable[[F], F]:
@@ -393,6 +410,32 @@ class MCPServer:
         require_capability(session.client_capabilities, "roots", "roots/list")
         return read_roots(await session.request("roots/list", timeout=timeout))
 
+    # --- background work --------------------------------------------------------------------
+
+    def add_background(self, child_id: str, start: Callable[..., Awaitable[object]]) -> None:
+        """Run ``start`` whenever the server's notifications run (see ``notification_spec``).
+
+        For long-running work of the server's own, such as a watcher that sends
+        ``notify_resource_updated``: every runner (``serve_*``, ``open_notifications``, the
+        daemon) starts it as the child ``child_id`` after the hub and the ``Fanout``, and
+        stops it before them. ``start`` is a supervisor child's start function
+        (``trimcp.supervision.ChildSpec``): a coroutine function, which may take
+        ``task_status`` to say when it has started. The ``notifications`` supervisor is
+        ``rest_for_one``, so a child that crashes is restarted with those added after it,
+        and a hub that restarts restarts it too: keep state outside the task. Without a
+        runner (a bare ``open_in_memory_client``) it does not run. Takes effect from the
+        next start.
+
+        Raises:
+            ValueError: the id is taken (by another background child, the Fanout or the
+                default hub).
+        """
+        # "notify" is the default hub's id; a hub named otherwise is checked when it starts.
+        taken = {"fanout", "notify", *(child.id for child in self._background)}
+        if child_id in taken:
+            raise ValueError(f"a background child {child_id!r} is already there")
+        self._background.append(ChildSpec(child_id, start))
+
     # --- notifications to many sessions ----------------------------------------------------
 
     async def log(self, level: str, data: JsonValue, logger: str | None = None) -> int:
@@ -418,7 +461,8 @@ class MCPServer:
 
         A ``rest_for_one`` supervisor (id ``"notifications"``): the hub's subtree
         (``NotificationHub.spec()``), then the actor that subscribes this server's sessions
-        to it and attaches it to the server while it runs (``_fanout.py``). Put it before the
+        to it and attaches it to the server while it runs (``_fanout.py``), then the
+        ``add_background`` children. Put it before the
         listeners in a ``one_for_one`` tree (module docstring). ``hub`` defaults to a hub in
         a registry of its own, so several servers in one program never share names.
         """
@@ -428,7 +472,7 @@ class MCPServer:
         def build() -> Fanout:
             return Fanout(sessions, chosen)
 
-        children = [chosen.spec(), ChildSpec.for_actor("fanout", build)]
+        children = [chosen.spec(), ChildSpec.for_actor("fanout", build), *self._background]
         return supervisor_spec(
             "notifications", children, strategy="rest_for_one", intensity=3, period=10.0
         )
