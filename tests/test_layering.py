@@ -47,7 +47,17 @@ ALLOWED: dict[str, set[str]] = {
         "notify",
     },
     "client": {"errors", "config", "protocol", "actors", "supervision", "transports"},
-    "skills": {"errors", "config", "protocol", "sessions", "server", "transports", "actors"},
+    "skills": {
+        "errors",
+        "config",
+        "protocol",
+        "sessions",
+        "server",
+        "transports",
+        "actors",
+        # run_command reuses the stdio launcher's environment sanitiser (client.process).
+        "client",
+    },
     "_logging": {"errors", "config"},
     "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon", "_host_cli"},
     "_host_cli": {"errors", "config", "supervision", "client", "protocol", "_host_shell"},
