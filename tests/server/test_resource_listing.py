@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
-from trimcp.errors import InvalidRequest, JsonRpcError
+from trimcp.errors import InvalidRequest, JsonRpcError, ResourceNotFound
 from trimcp.server import Context, MCPServer
 from trimcp.testing import open_in_memory_client
 
@@ -127,6 +127,20 @@ def test_list_with_is_for_templates_only() -> None:
 
     with pytest.raises(ValueError, match="templates only"):
         server.add_resource(lambda: "x", "mem:///static", list_with=lister)
+
+
+async def test_a_not_found_from_a_template_function_names_the_uri_asked_for() -> None:
+    server = MCPServer("files")
+
+    @server.resource("mem:///{+path}")
+    def file(path: str) -> str:
+        raise ResourceNotFound(f"mem:///{path}", f"{path} is not there")
+
+    async with open_in_memory_client(server) as client:
+        with pytest.raises(JsonRpcError) as missing:
+            await client.request("resources/read", {"uri": "mem:///a%2Fb"})
+    assert (missing.value.code, missing.value.message) == (-32002, "a/b is not there")
+    assert missing.value.data == {"uri": "mem:///a%2Fb"}
 
 
 # --- subscriptions -----------------------------------------------------------------------

@@ -240,11 +240,21 @@ class ResourceEntry:
     async def read(
         self, uri: str, variables: dict[str, object], context: Context
     ) -> list[JsonObject]:
-        """Call the function and return the ``contents`` items."""
+        """Call the function and return the ``contents`` items.
+
+        Raises:
+            ResourceNotFound: the function's own, with ``data.uri`` the URI asked for (a
+                template function sees only its variables, so it cannot name it exactly).
+        """
         kwargs = dict(variables)
         for name in self.signature.context:
             kwargs[name] = context
-        value = self.fn(**kwargs)
-        if inspect.isawaitable(value):
-            value = await value
+        try:
+            value = self.fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except ResourceNotFound as exc:
+            if exc.uri == uri:
+                raise
+            raise ResourceNotFound(uri, exc.message) from None
         return contents_of(uri, value, self.mime_type)
