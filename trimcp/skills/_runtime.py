@@ -7,7 +7,8 @@ inside a configured root becomes a root, each configured root inside a client ro
 and nothing is ever widened. A client that declares roots but lists none narrows nothing
 (it has named no folders); one whose roots overlap none of the configured roots gets every
 path refused, with a message naming both. The narrowed jail is kept per session until the
-client sends ``notifications/roots/list_changed``.
+client sends ``notifications/roots/list_changed`` (an answer that was on its way then serves
+its call but is not kept).
 
 File system work runs in a worker thread (``run_blocking``) so one large search never stalls
 the other sessions; the thread checks ``Progress.cancelled`` between files, which a
@@ -137,6 +138,9 @@ class Skills:
             roots, blocked=settings.blocked_paths, write_blocked=settings.write_blocked_paths
         )
         self._session_jails: OrderedDict[str, tuple[SessionHandle, Jail]] = OrderedDict()
+        # Counts roots changes (``forget``): an answer to a roots/list sent before one may
+        # predate it, so it serves its own call but is not kept.
+        self._roots_changes = 0
 
     async def jail_for(self, ctx: Context) -> Jail:
         """Return the jail of this call: the configured one, narrowed by the client's roots.
@@ -152,6 +156,7 @@ class Skills:
         if kept is not None and kept[0] == session:
             self._session_jails.move_to_end(session.session_id)
             return kept[1]
+        changes = self._roots_changes
         try:
             roots = await ctx.list_roots(timeout=_ROOTS_TIMEOUT)
         except (RequestTimeout, JsonRpcError) as exc:
@@ -171,11 +176,13 @@ class Skills:
                 + describe_roots(self.jail.roots)
                 + "); add one of those folders as a root in the client"
             )
-        self._remember(session, jail)
+        if changes == self._roots_changes:
+            self._remember(session, jail)
         return jail
 
     def forget(self, session: SessionHandle) -> None:
         """Drop a session's narrowed jail (its roots changed)."""
+        self._roots_changes += 1
         self._session_jails.pop(session.session_id, None)
 
     def _remember(self, session: SessionHandle, jail: Jail) -> None:
