@@ -57,9 +57,19 @@ ALLOWED: dict[str, set[str]] = {
         "actors",
         # run_command reuses the stdio launcher's environment sanitiser (client.process).
         "client",
+        "_logging",
     },
     "_logging": {"errors", "config"},
-    "cli": {"errors", "config", "actors", "supervision", "_logging", "daemon", "_host_cli"},
+    "cli": {
+        "errors",
+        "config",
+        "actors",
+        "supervision",
+        "_logging",
+        "daemon",
+        "_host_cli",
+        "skills",
+    },
     "_host_cli": {"errors", "config", "supervision", "client", "protocol", "_host_shell"},
     "_host_shell": {"errors", "client", "protocol"},
     "daemon": {
@@ -73,6 +83,7 @@ ALLOWED: dict[str, set[str]] = {
         "server",
         "notify",
         "_logging",
+        "skills",
     },
     "__init__": {"errors", "actors", "supervision", "config"},
     "__main__": {"cli"},

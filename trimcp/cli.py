@@ -6,6 +6,9 @@
                                       validate sys_config.toml and the MCP servers files
     trimcp config show [PATH] [--json] print the configuration in effect (TOML, or JSON)
     trimcp serve [--config PATH]      run the application until SIGTERM/SIGINT
+    trimcp skills [--root DIR]... [--http] ...
+                                      serve the built-in file, search and git tools
+                                      (``trimcp.skills``; ``trimcp skills --help``)
     trimcp servers | tools | call | resources | prompts | shell
                                       the configured MCP servers (``trimcp._host_cli``)
 
@@ -13,7 +16,8 @@ PATH defaults to ``$TRIMCP_CONFIG``, then ``./sys_config.toml``, then built-in d
 ``serve`` runs the MCP server of ``[server] object`` on the listeners the file enables
 (``trimcp.daemon``); ``config check`` checks the same settings, Host/Origin patterns
 included, without importing the server. The daemon and the runtime are imported only by
-the commands that need them, so that ``config show`` starts fast.
+the commands that need them, so that ``config show`` starts fast; ``skills`` hands its
+arguments to ``trimcp.skills.main``, which parses them, for the same reason.
 """
 
 from __future__ import annotations
@@ -77,6 +81,17 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the application until SIGTERM or SIGINT")
     serve.add_argument("--config", metavar="PATH", help=path_help)
     serve.set_defaults(command=_serve)
+
+    # Parsed by trimcp.skills.main, imported only when the command runs. A prefix character
+    # no argument can start with makes this parser pass every argument on, options included.
+    skills = commands.add_parser(
+        "skills",
+        help="serve the built-in file, search and git tools (trimcp skills --help)",
+        add_help=False,
+        prefix_chars="\0",
+    )
+    skills.add_argument("arguments", nargs=argparse.REMAINDER)
+    skills.set_defaults(command=_skills)
     add_host_commands(commands)
     return parser
 
@@ -149,6 +164,13 @@ def _serve(args: argparse.Namespace) -> int:
         logger.critical("application %s stopped: %s", config.application.name, exc)
         return _FAILURE
     return 0
+
+
+def _skills(args: argparse.Namespace) -> int:
+    from trimcp.skills import main as skills_main
+
+    arguments: list[str] = args.arguments
+    return skills_main(arguments)
 
 
 def _load_checked(path: str | os.PathLike[str] | None) -> SysConfig:

@@ -17,12 +17,16 @@ a hub restart from touching the listeners (the server notifies sessions directly
 A server that is not an ``MCPServer`` (any ``RequestHandler``) gets no hub: nothing of it
 would publish there.
 
+With no ``[server] object`` but ``[skills] enabled = true``, the server is the built-in file,
+search and git tools (``trimcp.skills.build_server`` over the ``[skills]`` table), served on
+the same listeners in the same way.
+
 :func:`load_server` imports the ``[server] object`` ("package.module:attribute": an
 ``MCPServer``, or a function of no arguments returning one). Everything that can go wrong
 while doing so (no such module, no such attribute, not a server, the factory raised) is a
 ``ConfigError`` that names the setting and says what to change, like every other
 configuration error; so is a Host/Origin pattern that ``trimcp.transports.OriginPolicy``
-cannot parse (:func:`check_config`).
+cannot parse, and a ``[skills]`` root that does not exist (:func:`check_config`).
 
 A SIGHUP re-reads the file but does not touch what runs here: listeners keep their
 addresses and sessions their limits until the daemon restarts (:func:`restart_needed`
@@ -105,17 +109,31 @@ _HANDLER_MEMBERS = (
     "session_closed",
 )
 # Tables a SIGHUP re-reads but that only take effect when the daemon starts.
-_START_ONLY = ("supervision", "actors", "server", "http", "websocket", "stdio", "sessions")
+_START_ONLY = (
+    "supervision",
+    "actors",
+    "server",
+    "http",
+    "websocket",
+    "stdio",
+    "sessions",
+    "skills",
+)
 # sys.path entries shown when a module is not found; the rest are elided.
 _SHOWN_PATH_ENTRIES = 8
 
 
 def check_config(config: SysConfig) -> None:
-    """Check what the configuration validator cannot: the Host and Origin patterns.
+    """Check what the configuration validator cannot: Host/Origin patterns, ``[skills]`` roots.
+
+    The roots are checked only with ``[skills] enabled``: only then does the daemon use them.
 
     Raises:
-        ConfigError: a pattern is malformed; names the key, e.g. ``http.allowed_hosts[1]``.
+        ConfigError: a pattern is malformed, or a root is not a folder; names the key, e.g.
+            ``http.allowed_hosts[1]`` or ``skills.roots[0]``.
     """
+    if config.skills.enabled:
+        _skills_roots(config)
     for table, key in _PATTERN_KEYS:
         for index, pattern in enumerate(getattr(getattr(config, table), key)):
             try:
@@ -176,32 +194,40 @@ def daemon_children(config: SysConfig) -> list[ChildSpec]:
     per enabled listener.
 
     Checks the patterns (:func:`check_config`) and loads the server (:func:`load_server`)
-    first. With no ``[server] object`` there is nothing to serve and the list is empty
-    (the validator already refused a listener enabled without a server).
+    first; with no ``[server] object`` but ``[skills] enabled``, builds the built-in tools
+    server instead. With neither there is nothing to serve and the list is empty (the
+    validator already refused a listener enabled without a server).
 
     Raises:
         ConfigError: see :func:`check_config` and :func:`load_server`.
     """
     check_config(config)
-    if not config.server.object:
+    if config.server.object:
+        if config.skills.enabled:
+            logger.warning("[skills] enabled is ignored: [server] object names the server")
+        path_file = config.file_of(("server", "path"))
+        base_dir = Path(path_file).parent if config.sources else Path.cwd()
+        handler = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
+        source = config.server.object
+    elif config.skills.enabled:
+        handler = _skills_server(config)
+        source = "[skills]"
+    else:
         return []
-    path_file = config.file_of(("server", "path"))
-    base_dir = Path(path_file).parent if config.sources else Path.cwd()
-    handler = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
     children = _listeners(config, handler)
     info = handler.server_info
     if not children:
         logger.warning(
             "%s (%s) is loaded but not served: enable [http], [websocket] or [stdio]",
             info.name,
-            config.server.object,
+            source,
         )
         return children
     logger.info(
         "serving %s %s (%s) over %s",
         info.name,
         info.version,
-        config.server.object,
+        source,
         ", ".join(child.id for child in children),
     )
     if isinstance(handler, MCPServer):
@@ -222,6 +248,20 @@ def restart_needed(running: SysConfig, new: SysConfig) -> list[str]:
 
 
 # --- loading the server ---------------------------------------------------------------------
+
+
+def _skills_roots(config: SysConfig) -> tuple[str, ...]:
+    # Imported here: trimcp.skills is needed only when [skills] is enabled.
+    from trimcp.skills import configured_roots
+
+    return configured_roots(config)
+
+
+def _skills_server(config: SysConfig) -> MCPServer:
+    from trimcp.skills import build_server
+
+    settings = dataclasses.replace(config.skills, roots=_skills_roots(config))
+    return build_server(settings)
 
 
 def _object_error(

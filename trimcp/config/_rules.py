@@ -1,7 +1,8 @@
 """Rules between settings, which no single key's check can see, and errors about settings.
 
 The validator checks each key on its own. A few settings only make sense together: a
-listener that is enabled needs a server to serve, and two listeners cannot share a port.
+listener that is enabled needs a server to serve (``[server] object``, or the built-in tools
+of ``[skills]``), and two listeners cannot share a port.
 These rules run on the built :class:`SysConfig`, after every key passed its own check.
 
 :func:`setting_error` words a problem about a setting the way the validator does, for the
@@ -82,8 +83,9 @@ def _problem(config: SysConfig, key: KeyPath, given: object, expected: str, fix:
 
 
 def _listener_without_server(config: SysConfig) -> Iterator[Problem]:
+    # The built-in tools ([skills] enabled) are served when no [server] object is named.
     enabled = [f"{name}.enabled" for name in _LISTENERS if getattr(config, name).enabled]
-    if not enabled or config.server.object:
+    if not enabled or config.server.object or config.skills.enabled:
         return
     yield _problem(
         config,
@@ -92,7 +94,8 @@ def _listener_without_server(config: SysConfig) -> Iterator[Problem]:
         f'the server to serve, as "package.module:attribute", because {" and ".join(enabled)}'
         f" {'is' if len(enabled) == 1 else 'are'} true",
         'write e.g.  object = "myapp.server:server"  in the [server] table (an MCPServer, or a '
-        "function returning one), or set enabled = false in "
+        "function returning one); or enabled = true in the [skills] table to serve the "
+        "built-in file, search and git tools; or set enabled = false in "
         + " and ".join(f"[{key.partition('.')[0]}]" for key in enabled),
     )
 

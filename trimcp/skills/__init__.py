@@ -9,9 +9,11 @@ a symlink swapped in after the check is refused. Built on the public ``MCPServer
 
 from __future__ import annotations
 
+from ._command import configured_roots as configured_roots
+from ._command import main as main
 from ._runtime import Skills as Skills
 from ._server import build_server as build_server
 from ._server import resolve_roots as resolve_roots
 from .jail import Jail as Jail
 
-__all__ = ["Jail", "Skills", "build_server", "resolve_roots"]
+__all__ = ["Jail", "Skills", "build_server", "configured_roots", "main", "resolve_roots"]
