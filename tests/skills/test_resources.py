@@ -10,8 +10,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+import json
 import mimetypes
 import os
+import subprocess
+import sys
 import tempfile
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -454,3 +457,70 @@ async def test_a_large_pass_looks_in_a_worker_thread(tmp_path: Path) -> None:
     files[1].write_text("xxx")
     assert await watcher.poll() == []
     assert watcher.watched == [str(files[0]), str(files[2]), str(files[3]), str(files[4])]
+
+
+@pytest.mark.slow
+async def test_trimcp_skills_over_stdio_notifies_a_subscriber(jail_root: Path) -> None:
+    """The real command: its runner starts the watcher beside the notifications."""
+    target = jail_root / "f.txt"
+    target.write_text("one\n")
+    uri = file_uri(target)
+    env = {key: value for key, value in os.environ.items() if key != "TRIMCP_CONFIG"}
+    command = [sys.executable, "-m", "trimcp", "skills", "--root", str(jail_root)]
+    process = await trio.lowlevel.open_process(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=jail_root.parent, env=env
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    lines = LineReader(process.stdout)
+
+    async def send(message: dict[str, Any]) -> None:
+        await process.stdin.send_all(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")  # type: ignore[union-attr]
+
+    try:
+        with trio.fail_after(30):
+            await send({"id": 1, "method": "initialize", "params": INITIALIZE})
+            assert (await lines.next())["result"]["capabilities"]["resources"]["subscribe"]
+            await send({"method": "notifications/initialized"})
+            await send({"id": 2, "method": "resources/list"})
+            listed = (await lines.next())["result"]["resources"]
+            assert listed == [expected_entry(jail_root, "f.txt")]
+            await send({"id": 3, "method": "resources/subscribe", "params": {"uri": uri}})
+            assert await lines.next() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            target.write_text("one\ntwo\n")
+            note = await lines.next()
+            assert note == {
+                "jsonrpc": "2.0",
+                "method": UPDATED,
+                "params": {"uri": uri},
+            }
+            await process.stdin.aclose()
+            assert await process.wait() == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+
+
+INITIALIZE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "test", "version": "1"},
+}
+
+
+class LineReader:
+    """JSON messages, one per line, from a process's stdout."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self._stream = stream
+        self._buffer = b""
+
+    async def next(self) -> dict[str, Any]:
+        while b"\n" not in self._buffer:
+            chunk = await self._stream.receive_some()
+            assert chunk, "the server closed its stdout"
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        message: dict[str, Any] = json.loads(line)
+        return message
