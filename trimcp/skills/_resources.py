@@ -21,7 +21,10 @@ they are), stands for every file the jail allows.
   with a cursor gets pages of the listing its first page came from, so they fit together.
 * ``resources/subscribe`` of a file URI inside the jail (an existing file, or one that does
   not exist yet) starts watching it (``_watch.FileWatcher``); a change sends
-  ``notifications/resources/updated``.
+  ``notifications/resources/updated``. The URI is checked against the jail of the
+  subscribing call; the watch lasts until the unsubscribe or the session's end, even if the
+  client's roots change meanwhile (it only ever says that a file inside the configured
+  roots changed).
 
 A URI is ``file://`` and the absolute path, percent-encoded as ``urllib.parse.quote`` does
 (``/`` kept), so names with spaces, ``%``, ``?``, ``#``, newlines or any Unicode round-trip;
