@@ -49,7 +49,8 @@ def resolve_roots(roots: tuple[str, ...], base_dir: Path | None = None) -> list[
     Raises:
         ValueError: a root is not an existing folder (the message names it).
     """
-    start = base_dir or Path.cwd()
+    # No roots: the working directory, wherever the file that left them out lies.
+    start = (base_dir or Path.cwd()) if roots else Path.cwd()
     chosen = roots or (".",)
     paths: list[Path] = []
     for root in chosen:
