@@ -131,7 +131,17 @@ def test_schemas_derived_from_primitive_parameters_get_a_quick_check(function: A
     [
         {"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}},
         {"type": "object", "properties": {"d": {"type": "string", "format": "date"}}},
-        {"type": "object", "$defs": {}, "properties": {}},
+        {
+            "type": "object",
+            "$defs": {"n": {"$ref": "#/$defs/n"}},
+            "properties": {"a": {"$ref": "#/$defs/n"}},
+        },
+        {"type": "object", "properties": {"a": {"$ref": "#/properties/b"}, "b": {}}},
+        {
+            "type": "object",
+            "$defs": {"n": {}},
+            "properties": {"a": {"$ref": "#/$defs/n", "minimum": 1}},
+        },
         {"type": "object", "additionalProperties": {"type": "integer", "maximum": 3}},
         {"type": "object", "properties": {"t": {"type": "array", "items": [{"type": "string"}]}}},
         {"type": "object", "properties": {"e": {"enum": [[1], [2]]}}},
@@ -192,3 +202,27 @@ def test_structured_content_uses_the_quick_check_too() -> None:
     validate_structured_content(schema, {"result": "ok"})
     with pytest.raises(OutputError, match="result: expected string"):
         validate_structured_content(schema, {"result": 1})
+
+
+def test_local_refs_to_defs_are_followed_by_the_quick_check() -> None:
+    # How derived schemas name nested TypedDicts: a list of them gets the quick check too.
+    item = {"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]}
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "$defs": {"Item": item},
+    }
+    assert _compiled(schema).quick is not None
+    validate_structured_content(schema, {"items": [{"p": "a"}, {"p": "b"}]})
+    with pytest.raises(OutputError, match=r"items\[1\]\.p: expected string"):
+        validate_structured_content(schema, {"items": [{"p": "a"}, {"p": 2}]})
+
+
+def test_refs_that_would_copy_too_much_go_to_jsonschema() -> None:
+    # Each definition uses the next one twice: inlining would copy 2**30 leaves.
+    defs: dict[str, Any] = {"d30": {"type": "string"}}
+    for level in range(30):
+        child = {"$ref": f"#/$defs/d{level + 1}"}
+        defs[f"d{level}"] = {"type": "array", "items": {"anyOf": [child, child]}}
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/d0"}}, "$defs": defs}
+    assert _compiled(schema).quick is None

@@ -123,8 +123,8 @@ def _compiled(schema: Mapping[str, object]) -> _Compiled:
         return hit
     validator = _compile(schema)
     formats = frozenset(type(validator).FORMAT_CHECKER.checkers)  # the ones _compile asserts
-    body = {key: value for key, value in schema.items() if key != "$schema"}
-    compiled = _Compiled(schema, validator, _quick_check(body, formats))
+    body = _inline_local_refs({key: value for key, value in schema.items() if key != "$schema"})
+    compiled = _Compiled(schema, validator, None if body is None else _quick_check(body, formats))
     _validators[id(schema)] = compiled
     if len(_validators) > _CACHE_SIZE:
         _validators.popitem(last=False)
@@ -159,6 +159,57 @@ def _problems(validator: Validator, instance: object) -> list[ArgumentProblem]:
 
 
 # --- the quick check for flat schemas ---------------------------------------------------------
+
+
+class _NotInlined(Exception):
+    """A ``$ref`` the quick check does not follow: recursive, not local, or with siblings."""
+
+
+_REF_PREFIX = "#/$defs/"
+_MAX_INLINED_NODES = 10_000
+
+
+def _inline_local_refs(schema: dict[str, object]) -> object | None:
+    """Return ``schema`` with each ``{"$ref": "#/$defs/Name"}`` replaced by that definition.
+
+    Derived schemas name nested TypedDicts and dataclasses in ``$defs``; inlined, a list of
+    them gets the quick check too (jsonschema took ~0.4 ms per item of a 10,000-item list
+    of results). None (no quick check) when a reference is recursive, points elsewhere, or
+    has keywords beside it other than annotations, or when the copies would be too large.
+    """
+    defs = schema.get("$defs", {})
+    if not isinstance(defs, dict):
+        return None
+    # Definitions used many times over are copied each time: a schema (perhaps another
+    # party's) whose copies would grow past this many nodes keeps jsonschema only.
+    budget = [_MAX_INLINED_NODES]
+
+    def inline(node: object, seen: frozenset[str]) -> object:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _NotInlined
+        if isinstance(node, list):
+            return [inline(item, seen) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.removeprefix(_REF_PREFIX)
+            if (
+                not ref.startswith(_REF_PREFIX)
+                or name in seen
+                or name not in defs
+                or not node.keys() - {"$ref"} <= _ANNOTATIONS
+            ):
+                raise _NotInlined
+            return inline(defs[name], seen | {name})
+        return {key: inline(value, seen) for key, value in node.items()}
+
+    try:
+        return inline({key: value for key, value in schema.items() if key != "$defs"}, frozenset())
+    except _NotInlined:
+        return None
+
 
 # Keywords that never make a value invalid (2020-12 Meta-Data, section 9, and $comment).
 _ANNOTATIONS = frozenset(

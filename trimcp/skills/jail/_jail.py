@@ -16,6 +16,7 @@ the path as the caller wrote it and the roots, never where an escaping symlink p
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -110,6 +111,8 @@ class Jail:
         self._write_blocked_patterns = tuple(write_blocked)
         self._blocked = pathspec.GitIgnoreSpec.from_lines(blocked)
         self._write_blocked = pathspec.GitIgnoreSpec.from_lines(write_blocked)
+        self._blocked_hint = _any_match_hint(self._blocked)
+        self._write_blocked_hint = _any_match_hint(self._write_blocked)
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -183,9 +186,17 @@ class Jail:
         if not parts:
             return False
         text = "/".join(parts) + ("/" if is_dir else "")
-        if self._blocked.match_file(text):
+        # The hint rules out, in one regex search, the paths no blocking pattern matches
+        # (nearly all of them in a walk); only the rest pay for pathspec's exact verdict.
+        hint = self._blocked_hint
+        if (hint is None or hint.search(text)) and self._blocked.match_file(text):
             return True
-        return access == "write" and self._write_blocked.match_file(text)
+        if access != "write":
+            return False
+        hint = self._write_blocked_hint
+        return (hint is None or hint.search(text) is not None) and self._write_blocked.match_file(
+            text
+        )
 
     def check_blocked(self, resolved: Resolved, access: Access) -> None:
         """Refuse ``resolved`` if a blocked pattern matches it or a folder above it.
@@ -232,6 +243,49 @@ class Jail:
             return Path(os.path.realpath(joined))
         except (OSError, ValueError) as exc:
             raise PathRefused(f"{shown(path)} cannot be resolved: {exc}") from None
+
+
+# pathspec's gitignore regexes mark a match through a folder with a named group; the same
+# name in several alternatives of one regex is an error, and the hint needs no groups.
+_NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
+_FLOATING = "^(?:.+/)?"
+
+
+def _any_match_hint(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    """Return one regex that matches whenever a blocking pattern of ``spec`` matches.
+
+    A path can only be blocked if some including (not ``!``) pattern matches it, and the
+    union of those patterns' regexes says exactly that. Matching the ~30 default patterns
+    one by one through pathspec costs ~20 µs per path, which dominated a 10,000-file grep;
+    the union costs ~2 µs. Patterns that float (``^(?:.+/)?`` — no slash inside) share that
+    prefix once. None (always ask pathspec) when a pattern is not a plain str regex.
+    """
+    floating: list[str] = []
+    anchored: list[str] = []
+    for pattern in spec.patterns:
+        if not pattern.include:
+            continue
+        regex = getattr(pattern, "regex", None)
+        if (
+            not isinstance(regex, re.Pattern)
+            or not isinstance(regex.pattern, str)
+            or regex.flags != re.UNICODE
+        ):
+            return None
+        source = _NAMED_GROUP.sub("(?:", regex.pattern)
+        if source.startswith(_FLOATING):
+            floating.append(source[len(_FLOATING) :])
+        else:
+            anchored.append(source)
+    branches = list(anchored)
+    if floating:
+        branches.append(_FLOATING + "(?:" + "|".join(floating) + ")")
+    if not branches:
+        return re.compile(r"(?!)")  # nothing is blocked
+    try:
+        return re.compile("|".join(f"(?:{branch})" for branch in branches))
+    except re.error:
+        return None
 
 
 _KINDS = (

@@ -1,0 +1,262 @@
+"""The search tools never leave the jail, never read blocked files, and stop when cancelled."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import pathspec
+import pytest
+import trio
+import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trimcp.config import SkillsSettings
+from trimcp.skills._runtime import Cancelled, Progress
+from trimcp.skills.jail import Jail
+from trimcp.skills.tools._grep import GrepQuery, GrepRun
+from trimcp.skills.tools._grep_match import compile_matcher
+from trimcp.skills.tools._output import Budget
+
+from .conftest import call, skills_client, text_of
+
+MARKER = "MARKER-7f3a9c"
+
+
+def plant(jail_root: Path) -> None:
+    """A marker outside the jail, links to it from inside, and one in a blocked file."""
+    outside = jail_root.parent / "outside"
+    (outside / "secret.txt").write_text(f"{MARKER}\n")
+    (outside / "deeper").mkdir()
+    (outside / "deeper" / "more.txt").write_text(f"{MARKER}\n")
+    (jail_root / "linkdir").symlink_to(outside, target_is_directory=True)
+    (jail_root / "link.txt").symlink_to(outside / "secret.txt")
+    (jail_root / "sub").mkdir()
+    (jail_root / "sub" / "up").symlink_to("../..", target_is_directory=True)
+    (jail_root / "sub" / ".env").write_text(f"TOKEN={MARKER}\n")
+    (jail_root / "id_rsa").write_text(f"{MARKER}\n")
+    (jail_root / "plain.txt").write_text("nothing to see\n")
+
+
+def plant_sibling(jail_root: Path) -> None:
+    """A folder whose name starts with the jail's (``/jail-x`` beside ``/jail``)."""
+    sibling = Path(f"{jail_root}-x")
+    sibling.mkdir()
+    (sibling / "x.txt").write_text(MARKER)
+
+
+def assert_clean(result: dict[str, Any]) -> None:
+    assert MARKER not in text_of(result)
+    assert MARKER not in repr(result.get("structuredContent"))
+    assert "outside" not in text_of(result).replace("outside the allowed", "")
+
+
+async def test_grep_glob_and_concat_never_follow_links_out_or_read_blocked_files(
+    jail_root: Path,
+) -> None:
+    plant(jail_root)
+    async with skills_client(jail_root) as client:
+        results = [
+            await call(client, "grep", pattern="MARKER-7f3a9."),
+            await call(client, "grep", pattern="MARKER-7f", gitignore=False, fixed_string=True),
+            await call(client, "grep", pattern="MARKER", path="sub"),
+            await call(client, "grep", pattern=".", include=["**/*"], files_only=True),
+            await call(client, "glob", pattern="**/*", include_folders=True),
+            await call(client, "glob", pattern="linkdir/**"),
+            await call(client, "glob", pattern="sub/up/**", gitignore=False),
+            await call(client, "concat_files", pattern="**/*"),
+            await call(client, "concat_files", pattern="linkdir/*", gitignore=False),
+            await call(client, "concat_files", paths=["link.txt", "sub/.env", "id_rsa"]),
+        ]
+    for result in results:
+        assert_clean(result)
+    grep_text = text_of(results[0])
+    assert "No matches" in grep_text
+    assert "symlink(s), never followed" in grep_text
+    assert "blocked (blocked_paths)" in grep_text
+    listed = {match["path"] for match in results[4]["structuredContent"]["matches"]}
+    assert listed == {"plain.txt", "sub"}
+
+
+@pytest.mark.parametrize("tool", ["grep", "glob"])
+@pytest.mark.parametrize(
+    "path", ["../outside", "{outside}", "{jail}-x", "linkdir", "sub/up", "/proc/self/root"]
+)
+async def test_paths_outside_are_refused_without_leaking(
+    jail_root: Path, tool: str, path: str
+) -> None:
+    plant(jail_root)
+    plant_sibling(jail_root)
+    argument = path.format(outside=jail_root.parent / "outside", jail=jail_root)
+    async with skills_client(jail_root) as client:
+        pattern = "MARKER" if tool == "grep" else "*"
+        result = await call(client, tool, pattern=pattern, path=argument)
+    assert result["isError"] is True
+    text = text_of(result)
+    assert "outside the allowed folders" in text
+    assert MARKER not in text
+    assert "secret" not in text
+
+
+async def test_blocked_path_argument_is_refused(jail_root: Path) -> None:
+    plant(jail_root)
+    async with skills_client(jail_root) as client:
+        result = await call(client, "grep", pattern="MARKER", path="sub/.env")
+    assert result["isError"] is True
+    assert "blocked_paths" in text_of(result)
+    assert MARKER not in text_of(result)
+
+
+def _tree(root: Path, files: int) -> None:
+    for index in range(files):
+        folder = root / f"d{index % 20}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{index}.txt").write_text("some text\n" * 50)
+
+
+def test_the_worker_stops_at_the_next_file_once_cancelled(tmp_path: Path) -> None:
+    _tree(tmp_path, 3000)
+    jail = Jail([tmp_path])
+    settings = SkillsSettings()
+    query = GrepQuery(
+        matcher=compile_matcher("absent", fixed_string=True, ignore_case=False),
+        before=0,
+        after=0,
+        files_only=False,
+        max_matches=10,
+        max_file_size=settings.max_file_size,
+        max_visited=settings.max_files_visited,
+        gitignore=True,
+        include=None,
+        exclude=None,
+    )
+    progress = Progress()
+    progress.cancelled = True
+    with pytest.raises(Cancelled):
+        GrepRun(query, Budget(4096), progress).run(jail, jail.resolve("."), "")
+    assert progress.done == 0
+
+    # Cancelled midway (from another thread, as the request does): it stops there.
+    progress = Progress()
+    outcome: list[BaseException | None] = []
+
+    def search() -> None:
+        try:
+            GrepRun(query, Budget(4096), progress).run(jail, jail.resolve("."), "")
+        except Cancelled as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=search)
+    worker.start()
+    while progress.done < 100 and worker.is_alive():  # no sleep: wait for real progress
+        pass
+    progress.cancelled = True
+    seen = progress.done
+    worker.join()
+    assert isinstance(outcome[0], Cancelled)
+    # It stopped within the files it was reading when told (one GIL switch interval).
+    assert progress.done < 3000
+    assert progress.done >= seen
+
+
+@pytest.fixture
+def idle_jump_clock() -> trio.testing.MockClock:
+    """Skips ahead once trio has been idle 5 ms, so the half-second progress timer fires
+    without waiting, yet the loop never spins while the worker thread runs (pytest-trio
+    uses a fixture that returns a clock as the test's clock)."""
+    return trio.testing.MockClock(autojump_threshold=0.005)
+
+
+async def test_a_long_grep_reports_progress_and_stops_when_cancelled(
+    tmp_path: Path, idle_jump_clock: trio.testing.MockClock
+) -> None:
+    _tree(tmp_path, 3000)
+    async with skills_client(tmp_path) as client:
+        request_id = await client.start_request(
+            "tools/call",
+            {"name": "grep", "arguments": {"pattern": "absent"}},
+            progress_token="grep-1",
+        )
+        first = await client.wait_notification("notifications/progress")
+        assert first.params is not None
+        assert first.params["progressToken"] == "grep-1"
+        assert str(first.params["message"]).endswith("files")
+        await client.cancel(request_id, "user pressed stop")
+        # The request ends (its worker thread returned) and is never answered.
+        after = await call(client, "grep", pattern="some", path="d1", max_matches=1)
+        assert after["isError"] is False
+        # Draining waits for the cancelled request, which ends when its worker returns.
+        await client.stream.aclose()
+        await client.session.wait_exited()
+        assert not client.has_response(request_id)
+    workers = [thread.name for thread in threading.enumerate()]
+    assert not any(name.startswith("work from") for name in workers), workers
+
+
+async def test_progress_counts_files_as_they_are_searched(
+    tmp_path: Path, idle_jump_clock: trio.testing.MockClock
+) -> None:
+    _tree(tmp_path, 2000)
+    async with skills_client(tmp_path) as client:
+        result = await client.request(
+            "tools/call",
+            {"name": "grep", "arguments": {"pattern": "absent"}},
+            progress_token=7,
+        )
+    assert "2000 file(s) searched" in text_of(result)
+    progress = client.received("notifications/progress")
+    assert progress, "a long grep sends notifications/progress"
+    values = [float(str(note.params["progress"])) for note in progress if note.params is not None]
+    assert values == sorted(set(values))  # strictly increasing
+    assert all(0 <= value <= 2000 for value in values)
+
+
+def test_no_search_module_opens_paths_by_name() -> None:
+    """Files are opened only through the jail's descriptor helpers (``open_regular``)."""
+    tools = Path(__file__).resolve().parents[2] / "trimcp" / "skills" / "tools"
+    for name in ("_search.py", "_grep.py", "_grep_match.py", "_glob.py", "_concat.py"):
+        source = (tools / name).read_text()
+        for banned in ("open(", "read_text(", "read_bytes(", "os.walk(", "scandir("):
+            offending = [
+                line
+                for line in source.splitlines()
+                if banned in line
+                and "os.open" not in line
+                and "open_regular(" not in line
+                and "open_parent(" not in line
+            ]
+            assert not offending, (name, banned, offending)
+
+
+_COMPONENTS = st.sampled_from(
+    [".env", ".env.local", ".env.example", "id_rsa", ".ssh", "x.pem", "key.pem", ".kube",
+     "config", ".docker", "config.json", "a", "b.txt", ".git-credentials", "secrets.toml",
+     "src", ".aws", "credentials.json", "é", "a b", ".npmrc", "pem", "env"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(_COMPONENTS, min_size=1, max_size=4),
+    is_dir=st.booleans(),
+    extra=st.lists(st.sampled_from(["*.txt", "!b.txt", "src/", "/a", "**/é", "!.env"]), max_size=3),
+)
+def test_the_blocked_hint_never_changes_a_verdict(
+    parts: list[str], is_dir: bool, extra: list[str]
+) -> None:
+    """``Jail.is_blocked`` rules paths out with one regex first; pathspec alone agrees."""
+    patterns = [*SkillsSettings().blocked_paths, *extra]
+    with tempfile.TemporaryDirectory() as scratch:
+        jail = Jail([scratch], blocked=patterns, write_blocked=patterns[:3])
+    text = "/".join(parts) + ("/" if is_dir else "")
+    exact = pathspec.GitIgnoreSpec.from_lines(patterns)
+    assert jail.is_blocked(parts, "read", is_dir=is_dir) == exact.match_file(text)
+    writes = exact.match_file(text) or pathspec.GitIgnoreSpec.from_lines(patterns[:3]).match_file(
+        text
+    )
+    assert jail.is_blocked(parts, "write", is_dir=is_dir) == writes
