@@ -5,16 +5,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from trimcp.config import SkillsSettings
-from trimcp.protocol import ClientCapabilities
 from trimcp.server import MCPServer
 from trimcp.skills import build_server
 from trimcp.testing import InMemoryClient, open_in_memory_client
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from trimcp.protocol import ClientCapabilities
 
 ALL_CATEGORIES = ("read", "search", "vcs", "write", "execute")
 
