@@ -209,3 +209,18 @@ def test_python_m_trimcp_config_check_broken(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert result.stderr.startswith(f"config error in {broken}\n")
     assert "key:      supervision.intensity" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
+    # `trimcp config show | head -c 0`: the reader has closed the pipe before the first write.
+    command = [sys.executable, "-m", "trimcp", "config", "show", "--json"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        process.stdout.close()
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+        process.wait(timeout=60)
+    assert b"Traceback" not in stderr
+    assert b"Exception ignored" not in stderr
+    assert process.returncode == 1

@@ -23,9 +23,11 @@ arguments to ``trimcp.skills.main``, which parses them, for the same reason.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import logging
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -35,7 +37,6 @@ from trimcp.config import find_config_file, load_config, render_settings
 from trimcp.errors import ConfigError, SupervisorError
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Callable, Sequence
 
     from trimcp.config import SysConfig
@@ -52,7 +53,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     command: Callable[[argparse.Namespace], int] = args.command
-    return command(args)
+    try:
+        return command(args)
+    except BrokenPipeError:
+        # Whoever read stdout went away (`trimcp call ... | head`): stop quietly, as cat does,
+        # and point stdout at /dev/null so the interpreter's final flush cannot fail again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return _FAILURE
 
 
 def _parser() -> argparse.ArgumentParser:
