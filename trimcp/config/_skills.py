@@ -60,10 +60,6 @@ DEFAULT_BLOCKED_PATHS: tuple[str, ...] = (
 DEFAULT_WRITE_BLOCKED_PATHS: tuple[str, ...] = (".git/",)
 
 
-def _categories_known(values: tuple[str, ...]) -> bool:
-    return all(value in SKILL_CATEGORIES for value in values)
-
-
 def _no_empty(values: tuple[str, ...]) -> bool:
     return all(value.strip() for value in values)
 
@@ -109,10 +105,7 @@ class SkillsSettings:
     )
     enable: tuple[SkillCategory, ...] = field(
         default=("read", "search", "vcs"),
-        metadata=spec(
-            meaning="tool categories offered",
-            check=Check(test=_categories_known, rule="of " + ", ".join(SKILL_CATEGORIES)),
-        ),
+        metadata=spec(meaning="tool categories offered"),
     )
     blocked_paths: tuple[str, ...] = field(
         default=DEFAULT_BLOCKED_PATHS,
