@@ -8,6 +8,7 @@ import string
 import tempfile
 from pathlib import Path
 
+import pathspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from trimcp.skills.jail import (
     open_regular,
     read_regular,
     walk,
+    walk_files,
 )
 
 SECRET = "TOP-SECRET-OUTSIDE-MARKER"
@@ -380,3 +382,85 @@ def test_walk_sees_what_os_walk_sees(names: list[str]) -> None:
                 os.path.relpath(os.path.join(folder, name), root) for name in dirs + files
             )
         assert sorted(seen) == sorted(expected)
+
+
+def test_walk_files_yields_the_regular_files_walk_yields_with_the_same_counts(tree: Path) -> None:
+    (tree / "src" / ".gitignore").write_text("*.log\n")
+    (tree / "src" / "x.log").write_text("x")
+    os.mkfifo(tree / "src" / "pipe")
+    jail = make_jail(tree)
+    entries, walk_stats = walked(jail)
+    files_stats = WalkStats()
+    with contextlib.closing(
+        walk_files(jail, jail.resolve("."), stats=files_stats, max_visited=10_000)
+    ) as found:
+        paths = [path for _, _, _, path, _ in found]
+    regular = [name for name in entries if (tree / name).is_file() and name != "src/pipe"]
+    assert paths == [name for name in regular if not (tree / name).is_symlink()]
+    assert paths == [".env.example", "notes.txt", "src/.gitignore", "src/pkg/mod.py"]
+    assert files_stats == walk_stats
+    assert (files_stats.special, files_stats.ignored, files_stats.symlinks) == (1, 1, 3)
+
+
+_WALK_PARTS = st.sampled_from(
+    ["src", "a", "b.txt", "x.pem", ".env", ".env.example", "conf.d", "id_rsa", "id_rsa\n",
+     "xay", "é", ".ssh", "config", ".kube", "keep"]
+)  # fmt: skip
+_WALK_PATTERNS = st.sampled_from(
+    ["*.txt", "!b.txt", "src/", "/a", "**/é", "x[!a]y", "a**b", "*.d/", "**/src/a",
+     "!.env.example", "!keep", "!x.pem", "a/**/b.txt", "!conf.d/", "[ab]", "!*.pem"]
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    paths=st.lists(st.lists(_WALK_PARTS, min_size=1, max_size=3), min_size=1, max_size=10),
+    patterns=st.lists(_WALK_PATTERNS, max_size=4),
+)
+def test_walk_skips_exactly_what_pathspec_blocks(
+    paths: list[list[str]], patterns: list[str]
+) -> None:
+    """The walk's per-folder blocked check gives pathspec's verdict on every entry it meets
+    (a blocked folder is not entered), counted as pathspec would have them."""
+    blocked = [*DEFAULT_BLOCKED_PATHS, *patterns]
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        for parts in paths:
+            with contextlib.suppress(OSError):  # a file where a folder goes, or the reverse
+                root.joinpath(*parts[:-1]).mkdir(parents=True, exist_ok=True)
+                root.joinpath(*parts).write_text("x")
+        spec = pathspec.GitIgnoreSpec.from_lines(blocked)
+        expected: list[str] = []
+        skipped = 0
+
+        def reference(folder: Path, prefix: str) -> None:
+            nonlocal skipped
+            for item in sorted(os.scandir(folder), key=lambda item: item.name):
+                is_dir = item.is_dir(follow_symlinks=False)
+                path = prefix + item.name
+                if spec.match_file(path + ("/" if is_dir else "")):
+                    skipped += 1
+                    continue
+                expected.append(path)
+                if is_dir:
+                    reference(Path(item.path), path + "/")
+
+        reference(root, "")
+        jail = Jail([root], blocked=blocked)
+        seen, stats = walked(jail, gitignore=False)
+        assert seen == expected
+        assert stats.blocked == skipped
+        files_stats = WalkStats()
+        with contextlib.closing(
+            walk_files(
+                jail, jail.resolve("."), stats=files_stats, max_visited=10_000, gitignore=False
+            )
+        ) as found:
+            files = [path for _, _, _, path, _ in found]
+        assert files == [path for path in expected if (root / path).is_file()]
+        assert files_stats == stats
+        # Started lower, the folders above (whose patterns may reach below) are accounted
+        # for too.
+        for folder in [path for path in expected if "/" not in path and (root / path).is_dir()]:
+            below, _ = walked(jail, folder, gitignore=False)
+            assert below == [path for path in expected if path.startswith(folder + "/")]

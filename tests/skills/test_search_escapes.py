@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pathspec
 import pytest
@@ -22,6 +24,9 @@ from trimcp.skills.tools._grep_match import compile_matcher
 from trimcp.skills.tools._output import Budget
 
 from .conftest import call, skills_client, text_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MARKER = "MARKER-7f3a9c"
 
@@ -164,6 +169,72 @@ def test_the_worker_stops_at_the_next_file_once_cancelled(tmp_path: Path) -> Non
     assert progress.done >= seen
 
 
+class _SwapBeforeOpen(Progress):
+    """A ``Progress`` whose ``cancelled`` (read by grep just before it opens each file)
+    swaps the files named in ``swaps`` for something else: the race between listing a
+    folder and opening its files, made deterministic."""
+
+    def __init__(self, swaps: dict[int, Callable[[], None]]) -> None:
+        super().__init__()
+        self.swaps = swaps
+        self.asked = 0
+
+    @property  # type: ignore[override]
+    def cancelled(self) -> bool:
+        self.asked += 1
+        swap = self.swaps.get(self.asked)
+        if swap is not None:
+            swap()
+        return False
+
+    @cancelled.setter
+    def cancelled(self, value: bool) -> None:
+        pass
+
+
+def test_files_swapped_after_listing_are_not_followed_nor_read(jail_root: Path) -> None:
+    """grep trusts the listing's file type to pick files, never to read them: a file turned
+    into a symlink out of the jail (O_NOFOLLOW refuses it) or a FIFO (fstat of the open
+    descriptor refuses it, O_NONBLOCK keeps the open from waiting) after the listing is
+    counted unreadable, and nothing of the outside shows."""
+    plant(jail_root)
+    target = jail_root / "swapped"
+    target.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt", "d.txt"):
+        (target / name).write_text(f"{name} needle\n")
+    outside = jail_root.parent / "outside" / "secret.txt"
+
+    def to_symlink() -> None:
+        (target / "b.txt").unlink()
+        (target / "b.txt").symlink_to(outside)
+
+    def to_fifo() -> None:
+        (target / "c.txt").unlink()
+        os.mkfifo(target / "c.txt")
+
+    query = GrepQuery(
+        matcher=compile_matcher("needle|" + MARKER, fixed_string=False, ignore_case=False),
+        before=0,
+        after=0,
+        files_only=False,
+        max_matches=100,
+        max_file_size=1 << 20,
+        max_visited=1000,
+        gitignore=True,
+        include=None,
+        exclude=None,
+    )
+    jail = Jail([jail_root], blocked=SkillsSettings().blocked_paths)
+    budget = Budget(1 << 20)
+    progress = _SwapBeforeOpen({2: to_symlink, 3: to_fifo})
+    tally = GrepRun(query, budget, progress).run(jail, jail.resolve("swapped"), "")
+    assert progress.asked == 4
+    assert [found["path"] for found in tally.found] == ["swapped/a.txt", "swapped/d.txt"]
+    assert tally.unreadable == ["swapped/b.txt", "swapped/c.txt"]
+    assert tally.searched == 2
+    assert MARKER not in budget.text()
+
+
 @pytest.fixture
 def idle_jump_clock() -> trio.testing.MockClock:
     """Skips ahead once trio has been idle 5 ms, so the half-second progress timer fires
@@ -236,20 +307,31 @@ def test_no_search_module_opens_paths_by_name() -> None:
 _COMPONENTS = st.sampled_from(
     [".env", ".env.local", ".env.example", "id_rsa", ".ssh", "x.pem", "key.pem", ".kube",
      "config", ".docker", "config.json", "a", "b.txt", ".git-credentials", "secrets.toml",
-     "src", ".aws", "credentials.json", "é", "a b", ".npmrc", "pem", "env"]
+     "src", ".aws", "credentials.json", "é", "a b", ".npmrc", "pem", "env", "id_rsa\n",
+     "a\nb", "xay", "xby", "conf", "config.d", ".pem", "x.pem\n", "ab", "aXb"]
+)  # fmt: skip
+# Patterns of every shape pathspec compiles: floating names, folders only, anchored, "**",
+# classes (pathspec's "[^a]" matches "/": not a name-only pattern), "?", a bare "*",
+# negations, escapes.
+_EXTRA = st.sampled_from(
+    ["*.txt", "!b.txt", "src/", "/a", "**/é", "!.env", "x[!a]y", "a**b", "?b.txt", "*",
+     "**/src/a", "conf*/", "!config.d", "src/**", "a/**/b.txt", "\\#x", "[ab]", "!.pem",
+     "a?b", "é/", "*.d/"]
 )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(
     parts=st.lists(_COMPONENTS, min_size=1, max_size=4),
     is_dir=st.booleans(),
-    extra=st.lists(st.sampled_from(["*.txt", "!b.txt", "src/", "/a", "**/é", "!.env"]), max_size=3),
+    extra=st.lists(_EXTRA, max_size=4),
 )
 def test_the_blocked_hint_never_changes_a_verdict(
     parts: list[str], is_dir: bool, extra: list[str]
 ) -> None:
-    """``Jail.is_blocked`` rules paths out with one regex first; pathspec alone agrees."""
+    """``Jail.is_blocked`` rules paths out with one regex first, a walk's ``BlockedCheck``
+    with a name and a taint per folder; pathspec alone agrees with both, blocked folders
+    above or not."""
     patterns = [*SkillsSettings().blocked_paths, *extra]
     with tempfile.TemporaryDirectory() as scratch:
         jail = Jail([scratch], blocked=patterns, write_blocked=patterns[:3])
@@ -260,3 +342,56 @@ def test_the_blocked_hint_never_changes_a_verdict(
         text
     )
     assert jail.is_blocked(parts, "write", is_dir=is_dir) == writes
+    folder = "".join(f"{part}/" for part in parts[:-1])
+    for access, verdict in (("read", exact.match_file(text)), ("write", writes)):
+        check = jail.blocked_check(access)  # type: ignore[arg-type]
+        tainted = False
+        for part in parts[:-1]:
+            tainted = check.taints(tainted, part)
+        assert check.is_blocked(folder, parts[-1], is_dir=is_dir, tainted=tainted) == verdict
+
+
+_SHAPES = ["*.txt", "src/", "/a", "**/é", "x[!a]y", "a**b", "?b.txt", "*", "**/src/a",
+           "conf*/", "src/**", "a/**/b.txt", "\\#x", "[ab]", "a?b", "é/", "*.d/", "id_rsa",
+           "a/b.txt", "**/a/**/b.txt", "\\*", "*.pem", ".ssh/", ".kube/config"]  # fmt: skip
+_PARTS = ["src", "a", "b.txt", "é", "xay", "xby", "conf", "config.d", "x.pem", "id_rsa\n",
+          "a\nb", "#x", "*", ".ssh", "config"]  # fmt: skip
+
+
+@pytest.mark.parametrize("pattern", _SHAPES)
+def test_the_walk_check_agrees_with_pathspec_on_every_short_path(pattern: str) -> None:
+    """Every path of up to three components from ``_PARTS``, against each pattern shape
+    alone (hypothesis above mixes them; this leaves no combination to chance)."""
+    patterns = [pattern, "!keep"]
+    with tempfile.TemporaryDirectory() as scratch:
+        check = Jail([scratch], blocked=patterns).blocked_check("read")
+    exact = pathspec.GitIgnoreSpec.from_lines(patterns)
+    for length in (1, 2, 3):
+        for parts in itertools.product(_PARTS, repeat=length):
+            folder = "".join(f"{part}/" for part in parts[:-1])
+            tainted = False
+            for part in parts[:-1]:
+                tainted = check.taints(tainted, part)
+            for is_dir in (False, True):
+                verdict = exact.match_file(folder + parts[-1] + ("/" if is_dir else ""))
+                got = check.is_blocked(folder, parts[-1], is_dir=is_dir, tainted=tainted)
+                assert got == verdict, (pattern, parts, is_dir)
+
+
+def test_the_walk_check_splits_name_patterns_from_path_patterns() -> None:
+    """The default patterns but two are matched against a name alone; a class that pathspec
+    lets match "/" is not, nor are anchored patterns; a pattern pathspec does not compile
+    to a regex leaves every path to pathspec."""
+    with tempfile.TemporaryDirectory() as scratch:
+        jail = Jail([scratch], blocked=[*SkillsSettings().blocked_paths, "x[!a]y"])
+    check = jail.blocked_check("read")
+    assert not check.everywhere
+    assert check.names.match("server.pem")
+    assert check.names.match(".ssh/")
+    assert not check.names.match(".ssh")  # a file called .ssh is not the folder pattern
+    assert not check.names.match("config")
+    assert check.paths.search(".kube/config")
+    assert check.paths.search("x/y")  # pathspec's [^a] matches the slash
+    assert check.is_blocked("x/", "y", is_dir=False, tainted=False)
+    assert check.taints(False, ".env.example")  # .env.* matches it: check below it whole
+    assert not check.taints(False, "src")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import operator
 import os
 import stat
 from dataclasses import dataclass, field
@@ -27,22 +28,27 @@ from trimcp.errors import PathRefused
 from ._jail import kind_of, shown
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Generator, Iterator, Sequence
 
     from ._jail import Access, Jail, Resolved
 
 __all__ = [
+    "FILE_FLAGS",
     "Entry",
+    "Found",
     "WalkStats",
     "open_dir",
     "open_parent",
     "open_regular",
     "read_regular",
     "walk",
+    "walk_files",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+#: How a file in the jail is opened for reading: never through a symlink (ELOOP), never
+#: waiting on a FIFO or device (O_NONBLOCK), never becoming the controlling terminal.
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 # What a failed O_NOFOLLOW open of a component that became a symlink (or a file) looks like.
 _SWAPPED = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EMLINK})
 
@@ -124,7 +130,7 @@ def open_regular(dir_fd: int, name: str, given: str) -> tuple[int, os.stat_resul
         PathRefused: it is a symlink, a folder, a device, FIFO or socket, or cannot be opened.
     """
     try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise PathRefused(f"{shown(given)} is a symlink, which is not followed here") from None
@@ -221,7 +227,7 @@ _GITIGNORE = ".gitignore"
 
 def _ignore_spec(dir_fd: int) -> pathspec.GitIgnoreSpec | None:
     try:
-        fd = os.open(_GITIGNORE, _FILE_FLAGS, dir_fd=dir_fd)
+        fd = os.open(_GITIGNORE, FILE_FLAGS, dir_fd=dir_fd)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as file:
@@ -232,7 +238,7 @@ def _ignore_spec(dir_fd: int) -> pathspec.GitIgnoreSpec | None:
     return spec if spec.patterns else None
 
 
-def walk(  # noqa: C901, PLR0912, PLR0913, PLR0915
+def walk(  # noqa: PLR0913
     jail: Jail,
     start: Resolved,
     *,
@@ -255,80 +261,162 @@ def walk(  # noqa: C901, PLR0912, PLR0913, PLR0915
     Raises:
         PathRefused: ``start`` is not a folder or changed on the way.
     """
-    top = open_dir(start)
-    # Each frame: (folder fd, its parts below the root, sorted entries, next index).
-    stack: list[tuple[int, tuple[str, ...], list[os.DirEntry[str]], int]] = []
-    ignores: list[tuple[int, pathspec.GitIgnoreSpec]] = []
-    base = len(start.parts)
+    scan = _scan(
+        jail, start, stats=stats, max_visited=max_visited, gitignore=gitignore, exclude=exclude,
+        max_depth=max_depth, access=access, files_only=False,
+    )  # fmt: skip
+    try:
+        for dir_fd, parts, item, _, depth in scan:
+            yield Entry((*parts, item.name), dir_fd, item, depth)
+    finally:
+        scan.close()
 
-    def enter(fd: int, parts: tuple[str, ...]) -> None:
+
+#: What ``walk_files`` yields per file: the descriptor of its folder (valid until the walk
+#: moves on), its folder's parts below the root, its ``DirEntry``, its path below the root
+#: (``/``-separated) and its depth below the start.
+Found = tuple[int, tuple[str, ...], os.DirEntry[str], str, int]
+
+
+def walk_files(  # noqa: PLR0913
+    jail: Jail,
+    start: Resolved,
+    *,
+    stats: WalkStats,
+    max_visited: int,
+    gitignore: bool = True,
+    exclude: pathspec.PathSpec[pathspec.Pattern] | None = None,
+    access: Access = "read",
+) -> Generator[Found]:
+    """``walk`` for grep: the same entries skipped and counted, only regular files yielded.
+
+    A file is regular by its ``DirEntry`` type (no system call); it may be swapped for
+    something else before it is opened, so open it with ``open_regular`` (or check
+    ``fstat`` on the descriptor as it does). No ``Entry`` per file: a tuple (``Found``).
+
+    Raises:
+        PathRefused: ``start`` is not a folder or changed on the way.
+    """
+    return _scan(
+        jail, start, stats=stats, max_visited=max_visited, gitignore=gitignore, exclude=exclude,
+        max_depth=None, access=access, files_only=True,
+    )  # fmt: skip
+
+
+def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
+    jail: Jail,
+    start: Resolved,
+    *,
+    stats: WalkStats,
+    max_visited: int,
+    gitignore: bool,
+    exclude: pathspec.PathSpec[pathspec.Pattern] | None,
+    max_depth: int | None,
+    access: Access,
+    files_only: bool,
+) -> Generator[Found]:
+    """The loop under ``walk`` and ``walk_files``.
+
+    It runs once per entry of a 10,000-file search, so it keeps per folder what it can:
+    the folder's path text (an entry's path is one concatenation), an iterator over its
+    sorted entries, and whether a blocked pattern could match through it (``BlockedCheck``:
+    an entry's own name is matched, not its whole path, unless a folder above is tainted).
+    """
+    check = jail.blocked_check(access)
+    names, paths, exact = check.names.match, check.paths.search, check.exact
+    # Each frame: the folder's descriptor, parts below the root, path below the root ("a/b/",
+    # "" for a root), iterator over its sorted entries, tainted (see BlockedCheck), depth.
+    stack: list[tuple[int, tuple[str, ...], str, Iterator[os.DirEntry[str]], bool, int]] = []
+    # Each .gitignore in force: the depth of its folder, where its folder ends in a path.
+    ignores: list[tuple[int, int, pathspec.GitIgnoreSpec]] = []
+
+    def enter(fd: int, parts: tuple[str, ...], folder: str, tainted: bool, depth: int) -> None:
         try:
             with os.scandir(fd) as listing:
-                entries = sorted(listing, key=lambda item: item.name)
+                entries = sorted(listing, key=_BY_NAME)
         except OSError as exc:
-            stats.unreadable.append(f"{'/'.join(parts) or '.'}: {exc.strerror}")
+            stats.unreadable.append(f"{folder[:-1] or '.'}: {exc.strerror}")
             entries = []
-        stack.append((fd, parts, entries, 0))
+        stack.append((fd, parts, folder, iter(entries), tainted, depth))
         if gitignore:
             spec = _ignore_spec(fd)
             if spec is not None:
-                ignores.append((len(parts), spec))
+                ignores.append((depth, len(folder), spec))
 
+    tainted = False
+    for name in start.parts:
+        tainted = check.taints(tainted, name)
+    top_folder = "".join(f"{name}/" for name in start.parts)
+    skip = len(top_folder)  # where a path below ``start`` begins
+    top = open_dir(start)
     try:
-        enter(top, start.parts)
+        enter(top, start.parts, top_folder, tainted, 0)
         while stack:
-            fd, parts, entries, index = stack[-1]
-            if index >= len(entries):
+            fd, parts, folder, entries, tainted, depth = stack[-1]
+            for item in entries:
+                name = item.name
+                is_dir = item.is_dir(follow_symlinks=False)
+                if is_dir:
+                    if name == ".git":
+                        continue
+                    path = f"{folder}{name}/"
+                    taints = tainted or names(name + "/") is not None
+                    maybe = taints or paths(path) is not None
+                else:
+                    path = folder + name
+                    maybe = tainted or names(name) is not None or paths(path) is not None
+                if maybe and exact(path):
+                    stats.blocked += 1
+                    continue
+                if ignores and _ignored(ignores, path):
+                    stats.ignored += 1
+                    continue
+                if exclude is not None and exclude.match_file(path[skip:]):
+                    continue
+                if stats.visited >= max_visited:
+                    stats.truncated = True
+                    return
+                stats.visited += 1
+                if is_dir:
+                    if not files_only:
+                        yield fd, parts, item, path[:-1], depth + 1
+                    if max_depth is not None and depth + 1 >= max_depth:
+                        continue
+                    try:
+                        sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                    except OSError as exc:
+                        stats.unreadable.append(f"{path[:-1]}: {exc.strerror}")
+                        continue
+                    enter(sub, (*parts, name), path, taints, depth + 1)
+                    break  # go down; this folder's iterator resumes when that one is done
+                if item.is_file(follow_symlinks=False):
+                    yield fd, parts, item, path, depth + 1
+                    continue
+                if item.is_symlink():
+                    stats.symlinks += 1
+                else:
+                    stats.special += 1
+                if not files_only:
+                    yield fd, parts, item, path, depth + 1
+            else:
                 stack.pop()
                 os.close(fd)
-                if ignores and ignores[-1][0] == len(parts):
+                if ignores and ignores[-1][0] == depth:
                     ignores.pop()
-                continue
-            stack[-1] = (fd, parts, entries, index + 1)
-            item = entries[index]
-            child = (*parts, item.name)
-            is_dir = item.is_dir(follow_symlinks=False)
-            if is_dir and item.name == ".git":
-                continue
-            if jail.is_blocked(child, access, is_dir=is_dir):
-                stats.blocked += 1
-                continue
-            if ignores and _ignored(ignores, child, is_dir):
-                stats.ignored += 1
-                continue
-            below = child[base:]
-            suffix = "/" if is_dir else ""
-            if exclude is not None and exclude.match_file("/".join(below) + suffix):
-                continue
-            if stats.visited >= max_visited:
-                stats.truncated = True
-                return
-            stats.visited += 1
-            if item.is_symlink():
-                stats.symlinks += 1
-            elif not is_dir and not item.is_file(follow_symlinks=False):
-                stats.special += 1
-            yield Entry(child, fd, item, len(below))
-            if is_dir and (max_depth is None or len(below) < max_depth):
-                try:
-                    sub = os.open(item.name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    stats.unreadable.append(f"{'/'.join(child)}: {exc.strerror}")
-                    continue
-                enter(sub, child)
     finally:
-        for fd, *_ in stack:
-            os.close(fd)
+        for frame in stack:
+            os.close(frame[0])
 
 
-def _ignored(
-    ignores: list[tuple[int, pathspec.GitIgnoreSpec]], parts: tuple[str, ...], is_dir: bool
-) -> bool:
+_BY_NAME = operator.attrgetter("name")
+
+
+def _ignored(ignores: list[tuple[int, int, pathspec.GitIgnoreSpec]], path: str) -> bool:
     # Deeper .gitignore files win (they may re-include with "!"), so the last verdict counts.
+    # ``path`` is below the root, with a "/" after a folder; each file sees it below its own.
     verdict = False
-    suffix = "/" if is_dir else ""
-    for depth, spec in ignores:
-        result = spec.check_file("/".join(parts[depth:]) + suffix)
+    for _, offset, spec in ignores:
+        result = spec.check_file(path[offset:])
         if result.include is not None:
             verdict = result.include
     return verdict

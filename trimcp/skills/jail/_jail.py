@@ -27,9 +27,9 @@ import pathspec
 from trimcp.errors import PathRefused
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["Access", "Jail", "Resolved", "describe_roots", "kind_of", "shown"]
+__all__ = ["Access", "BlockedCheck", "Jail", "Resolved", "describe_roots", "kind_of", "shown"]
 
 #: What a tool is about to do with a path: "read" covers listing and searching too.
 Access = Literal["read", "write"]
@@ -113,6 +113,10 @@ class Jail:
         self._write_blocked = pathspec.GitIgnoreSpec.from_lines(write_blocked)
         self._blocked_hint = _any_match_hint(self._blocked)
         self._write_blocked_hint = _any_match_hint(self._write_blocked)
+        self._checks = {
+            "read": _blocked_check([self._blocked], self._blocked.match_file),
+            "write": _blocked_check([self._blocked, self._write_blocked], self._blocked_for_write),
+        }
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -197,6 +201,13 @@ class Jail:
         return (hint is None or hint.search(text) is not None) and self._write_blocked.match_file(
             text
         )
+
+    def blocked_check(self, access: Access) -> BlockedCheck:
+        """The blocked-paths verdict one folder at a time, for walks (see ``BlockedCheck``)."""
+        return self._checks[access]
+
+    def _blocked_for_write(self, text: str) -> bool:
+        return bool(self._blocked.match_file(text) or self._write_blocked.match_file(text))
 
     def check_blocked(self, resolved: Resolved, access: Access) -> None:
         """Refuse ``resolved`` if a blocked pattern matches it or a folder above it.
@@ -286,6 +297,117 @@ def _any_match_hint(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{branch})" for branch in branches))
     except re.error:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class BlockedCheck:
+    """``Jail.is_blocked`` for a walk, where most of the work is done once per folder.
+
+    A walk asks about every entry of a folder whose own path was already asked about. The
+    union of the blocking patterns (``_any_match_hint``) costs ~1.6 µs a path, mostly in
+    its ``^(?:.+/)?`` part: every slash of the path is a place a floating pattern such as
+    ``*.pem`` may start. Here the floating patterns that cannot match a ``/`` before their
+    end (``names``) are matched against the entry's own name only, once; what they could
+    match at a folder above it was found when that folder was entered (it "taints" the
+    folders below it, which then ask for the whole check); the remaining patterns
+    (``paths``: anchored ones, or ones that span folders) search the whole path. Whatever
+    survives this is decided by pathspec itself (``exact``), so the verdicts are pathspec's
+    exactly; a test compares them on generated paths.
+
+    Why a name suffices: such a pattern is ``^(?:.+/)?`` + ``body`` + (``/`` or ``$``),
+    ``body`` matching only ``/``-free text. Matching a path at the component ``c`` that
+    starts at a slash (or at 0) then means ``body`` matches ``c`` whole, followed by the
+    slash after it or by the end: it matches ``c + "/"`` (a folder above the entry, checked
+    when entered) or the entry's ``name + suffix`` (checked now). ``.`` not matching a line
+    break only makes the real regex match at fewer places, never more.
+
+    Attributes:
+        names: the slash-free floating patterns, for ``.match(name + suffix)``.
+        paths: the other patterns, for ``.search(path)``.
+        everywhere: no split was possible (a pattern not in pathspec's usual regex form):
+            every folder is tainted, every path goes to ``exact``.
+        exact: pathspec's verdict on a path below the root (``/`` after a folder).
+    """
+
+    names: re.Pattern[str]
+    paths: re.Pattern[str]
+    everywhere: bool
+    exact: Callable[[str], bool]
+
+    def taints(self, tainted: bool, name: str) -> bool:
+        """Whether patterns must be checked whole below the folder ``name``, inside a folder
+        that is ``tainted`` or not (a walk starts with False at a root)."""
+        return tainted or self.everywhere or self.names.match(name + "/") is not None
+
+    def is_blocked(self, folder: str, name: str, *, is_dir: bool, tainted: bool) -> bool:
+        """The verdict for ``name`` in the folder whose path is ``folder`` (``""`` at a root,
+        else ending with ``/``) and which is ``tainted`` (``taints`` of each folder above)."""
+        suffix = "/" if is_dir else ""
+        path = folder + name + suffix
+        if (
+            tainted
+            or self.everywhere
+            or self.names.match(name + suffix) is not None
+            or self.paths.search(path) is not None
+        ):
+            return bool(self.exact(path))
+        return False
+
+
+_NEVER = re.compile(r"(?!)")
+# How pathspec's regex of a gitignore pattern ends: "/" after a folder, or the end.
+_TERMINALS = ("(?:(?:/)|$)", "(?:/)")
+# A regex that matches only text without "/": escaped punctuation, characters with no
+# meaning in a regex, and pathspec's "[^/]" and "[^/]*" (for "?" and "*"). Anything else
+# (classes such as "[^a]", which match "/", escapes such as "\\W", groups) is not trusted.
+_SLASH_FREE = re.compile(r"(?:\\[^0-9A-Za-z/]|[^\\/\[\]().|?*+{}^$]|\[\^/\]\*?)*")
+
+
+def _blocked_check(
+    specs: Sequence[pathspec.GitIgnoreSpec], exact: Callable[[str], bool]
+) -> BlockedCheck:
+    """Split the including patterns of ``specs`` as ``BlockedCheck`` uses them."""
+    names: list[str] = []
+    paths: list[str] = []
+    for spec in specs:
+        for pattern in spec.patterns:
+            if not pattern.include:
+                continue
+            regex = getattr(pattern, "regex", None)
+            if (
+                not isinstance(regex, re.Pattern)
+                or not isinstance(regex.pattern, str)
+                or regex.flags != re.UNICODE
+            ):
+                return BlockedCheck(_NEVER, _NEVER, True, exact)
+            source = _NAMED_GROUP.sub("(?:", regex.pattern)
+            rest = source[len(_FLOATING) :] if source.startswith(_FLOATING) else ""
+            terminal = next((end for end in _TERMINALS if rest.endswith(end)), None)
+            if terminal is not None and _SLASH_FREE.fullmatch(rest[: -len(terminal)]):
+                names.append(rest)
+            else:
+                paths.append(source)
+    try:
+        return BlockedCheck(_union(names), _union(paths), False, exact)
+    except re.error:
+        return BlockedCheck(_NEVER, _NEVER, True, exact)
+
+
+def _union(sources: list[str]) -> re.Pattern[str]:
+    if not sources:
+        return _NEVER
+    # "[^/]*\.pem..." and "[^/]*\.key...": one "[^/]*" before both ("a match of either"
+    # is all that is asked), so the name is scanned once, not once per pattern: 0.7 -> 0.4 µs.
+    star = [source[len(_ANY_NAME) :] for source in sources if source.startswith(_ANY_NAME)]
+    rest = [source for source in sources if not source.startswith(_ANY_NAME)]
+    if len(star) > 1:
+        rest.append(_ANY_NAME + "(?:" + "|".join(f"(?:{source})" for source in star) + ")")
+    else:
+        rest += [_ANY_NAME + source for source in star]
+    return re.compile("|".join(f"(?:{source})" for source in rest))
+
+
+_ANY_NAME = "[^/]*"
 
 
 _KINDS = (
