@@ -23,8 +23,10 @@ this process's for trimcp, the child's for grep/rg, which is steadier on a share
   text and structuredContent), both with limits high enough to return every match;
 * listing: ``os.walk`` collecting every file's path, trimcp's glob worker (``GlobWalk``)
   and the ``glob`` tool for ``**/*``;
-* the floor under any search that keeps the jail's guarantees: the jail's ``walk`` alone,
-  and ``walk`` + ``open_regular`` (open, fstat) + one read per file, with no matching.
+* the floor under any search that keeps the jail's guarantees, with no matching: what
+  grep does (``walk_files``, then per file open with ``O_NOFOLLOW`` relative to the folder,
+  ``fstat`` of the descriptor, one read), ``walk_files`` alone, the ``Entry`` walk
+  (``walk``, as glob and the tree use it) alone, and ``walk`` + ``open_regular`` + read.
 
 Ratios are trimcp / ``grep -r`` (wall, and CPU). The targets of the issue: the literal
 search within 2x of ``grep -r`` (3x at most for the pure-Python path, which is the only one:
@@ -39,6 +41,7 @@ import platform
 import random
 import resource
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -58,7 +61,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 from trimcp.config import SkillsSettings
 from trimcp.skills import build_server
 from trimcp.skills._runtime import Progress
-from trimcp.skills.jail import Jail, WalkStats, open_regular, walk
+from trimcp.skills.jail import FILE_FLAGS, Jail, WalkStats, open_regular, walk, walk_files
 from trimcp.skills.tools._glob import GlobWalk, compile_glob
 from trimcp.skills.tools._grep import GrepQuery, GrepRun
 from trimcp.skills.tools._grep_match import compile_matcher
@@ -191,6 +194,40 @@ def floor_worker(jail: Jail, settings: SkillsSettings) -> Callable[[], int]:
     return work
 
 
+def files_floor_worker(jail: Jail, settings: SkillsSettings) -> Callable[[], int]:
+    """grep's own floor: ``walk_files`` and, per file, open + fstat + read as grep does."""
+
+    def work() -> int:
+        files = 0
+        for dir_fd, _, _, items, _ in walk_files(
+            jail, jail.resolve("."), stats=WalkStats(), max_visited=10**9
+        ):
+            for item in items:
+                fd = os.open(item.name, FILE_FLAGS, dir_fd=dir_fd)
+                try:
+                    info = os.fstat(fd)
+                    if stat.S_ISREG(info.st_mode):
+                        os.read(fd, info.st_size + 1)
+                        files += 1
+                finally:
+                    os.close(fd)
+        return files
+
+    return work
+
+
+def walk_files_worker(jail: Jail, settings: SkillsSettings) -> Callable[[], int]:
+    """grep's walk alone: the same checks as ``walk``, regular files in runs per folder."""
+
+    def work() -> int:
+        stats = WalkStats()
+        for _ in walk_files(jail, jail.resolve("."), stats=stats, max_visited=10**9):
+            pass
+        return stats.visited - 110  # the 110 folders of the generated tree
+
+    return work
+
+
 def walk_worker(jail: Jail, settings: SkillsSettings) -> Callable[[], int]:
     """The jail's walk alone (blocked paths, .gitignore, one Entry per file or folder)."""
 
@@ -280,8 +317,10 @@ def measurements(
         ("grep -rE free", lambda: run_child(["grep", "-rE", REGEX_FREE, "."], root)),
         ("trimcp worker free", lambda: run_self(grep_worker(jail, settings, REGEX_FREE))),
         ("trimcp tool free", tool_call(settings, "grep", {"pattern": REGEX_FREE, **many})),
-        ("floor: walk+open+read", lambda: run_self(floor_worker(jail, settings))),
+        ("floor: walk_files+open+fstat+read", lambda: run_self(files_floor_worker(jail, settings))),
+        ("floor: walk_files", lambda: run_self(walk_files_worker(jail, settings))),
         ("floor: walk", lambda: run_self(walk_worker(jail, settings))),
+        ("floor: walk+open_regular+read", lambda: run_self(floor_worker(jail, settings))),
         ("os.walk list", lambda: run_self(os_walk(root))),
         ("trimcp glob worker", lambda: run_self(glob_worker(jail, settings))),
         (
@@ -304,7 +343,9 @@ REFERENCE = {
     "trimcp worker literal": "grep -r literal",
     "trimcp tool literal": "grep -r literal",
     "rg literal": "grep -r literal",
-    "floor: walk+open+read": "grep -r literal",
+    "floor: walk_files+open+fstat+read": "grep -r literal",
+    "floor: walk+open_regular+read": "grep -r literal",
+    "floor: walk_files": "os.walk list",
     "floor: walk": "os.walk list",
     "trimcp worker prefixed": "grep -rE prefixed",
     "rg prefixed": "grep -rE prefixed",

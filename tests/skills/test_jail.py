@@ -394,7 +394,7 @@ def test_walk_files_yields_the_regular_files_walk_yields_with_the_same_counts(tr
     with contextlib.closing(
         walk_files(jail, jail.resolve("."), stats=files_stats, max_visited=10_000)
     ) as found:
-        paths = [path for _, _, _, path, _ in found]
+        paths = [folder + item.name for _, _, folder, items, _ in found for item in items]
     regular = [name for name in entries if (tree / name).is_file() and name != "src/pipe"]
     assert paths == [name for name in regular if not (tree / name).is_symlink()]
     assert paths == [".env.example", "notes.txt", "src/.gitignore", "src/pkg/mod.py"]
@@ -456,7 +456,7 @@ def test_walk_skips_exactly_what_pathspec_blocks(
                 jail, jail.resolve("."), stats=files_stats, max_visited=10_000, gitignore=False
             )
         ) as found:
-            files = [path for _, _, _, path, _ in found]
+            files = [folder + item.name for _, _, folder, items, _ in found for item in items]
         assert files == [path for path in expected if (root / path).is_file()]
         assert files_stats == stats
         # Started lower, the folders above (whose patterns may reach below) are accounted

@@ -266,16 +266,18 @@ def walk(  # noqa: PLR0913
         max_depth=max_depth, access=access, files_only=False,
     )  # fmt: skip
     try:
-        for dir_fd, parts, item, _, depth in scan:
-            yield Entry((*parts, item.name), dir_fd, item, depth)
+        for dir_fd, parts, _, items, depth in scan:
+            for item in items:
+                yield Entry((*parts, item.name), dir_fd, item, depth)
     finally:
         scan.close()
 
 
-#: What ``walk_files`` yields per file: the descriptor of its folder (valid until the walk
-#: moves on), its folder's parts below the root, its ``DirEntry``, its path below the root
-#: (``/``-separated) and its depth below the start.
-Found = tuple[int, tuple[str, ...], os.DirEntry[str], str, int]
+#: What ``walk_files`` yields per run of files of one folder: the folder's descriptor
+#: (valid until the walk moves on), its parts below the root, its path below the root
+#: (``"a/b/"``, ``""`` for a root), the files' ``DirEntry``s in name order, their depth
+#: below the start.
+Found = tuple[int, tuple[str, ...], str, list[os.DirEntry[str]], int]
 
 
 def walk_files(  # noqa: PLR0913
@@ -288,11 +290,13 @@ def walk_files(  # noqa: PLR0913
     exclude: pathspec.PathSpec[pathspec.Pattern] | None = None,
     access: Access = "read",
 ) -> Generator[Found]:
-    """``walk`` for grep: the same entries skipped and counted, only regular files yielded.
+    """``walk`` for grep: the same entries skipped and counted, only regular files yielded,
+    a folder's files in runs (``Found``): no ``Entry``, no resuming of the walk per file.
 
-    A file is regular by its ``DirEntry`` type (no system call); it may be swapped for
-    something else before it is opened, so open it with ``open_regular`` (or check
-    ``fstat`` on the descriptor as it does). No ``Entry`` per file: a tuple (``Found``).
+    The files come in ``walk``'s order: a run ends where the walk goes down into a
+    folder. A file is regular by its ``DirEntry`` type (no system call); it may be swapped
+    for something else before it is opened, so open it with ``open_regular`` (or check
+    ``fstat`` on the descriptor as it does).
 
     Raises:
         PathRefused: ``start`` is not a folder or changed on the way.
@@ -315,7 +319,7 @@ def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
     access: Access,
     files_only: bool,
 ) -> Generator[Found]:
-    """The loop under ``walk`` and ``walk_files``.
+    """The loop under ``walk`` (a run of one entry each time) and ``walk_files``.
 
     It runs once per entry of a 10,000-file search, so it keeps per folder what it can:
     the folder's path text (an entry's path is one concatenation), an iterator over its
@@ -343,6 +347,7 @@ def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
             if spec is not None:
                 ignores.append((depth, len(folder), spec))
 
+    run: list[os.DirEntry[str]] = []  # files_only: the files not yet yielded
     tainted = False
     for name in start.parts:
         tainted = check.taints(tainted, name)
@@ -375,11 +380,16 @@ def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
                     continue
                 if stats.visited >= max_visited:
                     stats.truncated = True
+                    if run:
+                        yield fd, parts, folder, run, depth + 1
                     return
                 stats.visited += 1
                 if is_dir:
                     if not files_only:
-                        yield fd, parts, item, path[:-1], depth + 1
+                        yield fd, parts, folder, [item], depth + 1
+                    elif run:
+                        yield fd, parts, folder, run, depth + 1
+                        run = []
                     if max_depth is not None and depth + 1 >= max_depth:
                         continue
                     try:
@@ -390,15 +400,21 @@ def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
                     enter(sub, (*parts, name), path, taints, depth + 1)
                     break  # go down; this folder's iterator resumes when that one is done
                 if item.is_file(follow_symlinks=False):
-                    yield fd, parts, item, path, depth + 1
+                    if files_only:
+                        run.append(item)
+                    else:
+                        yield fd, parts, folder, [item], depth + 1
                     continue
                 if item.is_symlink():
                     stats.symlinks += 1
                 else:
                     stats.special += 1
                 if not files_only:
-                    yield fd, parts, item, path, depth + 1
+                    yield fd, parts, folder, [item], depth + 1
             else:
+                if run:
+                    yield fd, parts, folder, run, depth + 1
+                    run = []
                 stack.pop()
                 os.close(fd)
                 if ignores and ignores[-1][0] == depth:

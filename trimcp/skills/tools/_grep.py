@@ -170,46 +170,49 @@ class GrepRun:
         flags, probe = FILE_FLAGS, _BINARY_PROBE
         searched = 0
         try:
-            for dir_fd, _, item, path, _ in files:
-                if include is not None and not include.match_file(path[below:]):
-                    continue
-                if progress.cancelled:
-                    raise Cancelled
-                try:
-                    fd = opener(item.name, flags, dir_fd=dir_fd)
-                except OSError:
-                    tally.unreadable.append(prefix + path)
-                    continue
-                try:
-                    info = fstat(fd)
-                    if not regular(info.st_mode):
-                        tally.unreadable.append(prefix + path)
+            for dir_fd, _, folder, items, _ in files:
+                here = folder[below:]  # the folder below start, for include
+                for item in items:
+                    name = item.name
+                    if include is not None and not include.match_file(here + name):
                         continue
-                    size = info.st_size
-                    if size > limit:
-                        tally.large += 1
+                    if progress.cancelled:
+                        raise Cancelled
+                    try:
+                        fd = opener(name, flags, dir_fd=dir_fd)
+                    except OSError:
+                        tally.unreadable.append(prefix + folder + name)
                         continue
-                    data = read(fd, size + 1)
-                    if len(data) != size:
-                        whole = _read_rest(fd, data, limit)
-                        if whole is None:
+                    try:
+                        info = fstat(fd)
+                        if not regular(info.st_mode):
+                            tally.unreadable.append(prefix + folder + name)
+                            continue
+                        size = info.st_size
+                        if size > limit:
                             tally.large += 1
                             continue
-                        data = whole
-                except OSError:
-                    tally.unreadable.append(prefix + path)
-                    continue
-                finally:
-                    close(fd)
-                searched += 1
-                progress.done = searched
-                if find(data, b"\0", 0, probe) != -1:
-                    tally.binary += 1
-                    continue
-                if find(data, rare) == -1 or matcher.absent(data):
-                    continue  # the usual case: one memchr rules the file out
-                if not self._matched(prefix + path, data):
-                    return
+                        data = read(fd, size + 1)
+                        if len(data) != size:
+                            whole = _read_rest(fd, data, limit)
+                            if whole is None:
+                                tally.large += 1
+                                continue
+                            data = whole
+                    except OSError:
+                        tally.unreadable.append(prefix + folder + name)
+                        continue
+                    finally:
+                        close(fd)
+                    searched += 1
+                    progress.done = searched
+                    if find(data, b"\0", 0, probe) != -1:
+                        tally.binary += 1
+                        continue
+                    if find(data, rare) == -1 or matcher.absent(data):
+                        continue  # the usual case: one memchr rules the file out
+                    if not self._matched(prefix + folder + name, data):
+                        return
         finally:
             tally.searched += searched
             files.close()
