@@ -8,7 +8,9 @@ open (``ELOOP``/``ENOTDIR``) instead of being followed. Files are opened ``O_NON
 FIFO swapped in cannot hang the server, and ``fstat`` on the open descriptor refuses anything
 but a regular file. Writes use the same descriptors (``dir_fd=``) for create, rename and
 unlink. The walk used by search, glob and tree keeps a descriptor per open folder and lists
-folders with ``scandir(fd)``, so it is race-free too and costs one ``openat`` per folder.
+folders with ``scandir(fd)``, so it is race-free too and costs one ``openat`` per folder;
+``walk_files``, grep's variant, is the same walk handing over only regular files (by their
+listed type, to be confirmed by ``fstat`` once opened), without an ``Entry`` per file.
 """
 
 from __future__ import annotations
