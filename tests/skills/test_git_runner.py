@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from trimcp.errors import ToolError
@@ -153,6 +153,7 @@ def _porcelain_v1(repo: Path) -> dict[str, str]:
 @pytest.mark.slow  # ~6 s: 25 repositories, a dozen git runs each
 @settings(max_examples=25, deadline=None)
 @given(names=st.lists(_NAMES, min_size=2, max_size=8, unique=True))
+@example(names=[":0", "b"])  # a name git would read as pathspec magic
 def test_the_parsers_read_what_git_prints_for_any_names(names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         repo = Path(scratch)
@@ -160,13 +161,14 @@ def test_the_parsers_read_what_git_prints_for_any_names(names: list[str]) -> Non
         committed, fresh = names[: len(names) // 2], names[len(names) // 2 :]
         for name in committed:
             write(repo / name, "one\n")
-        git(repo, "add", "--", *committed)
+        # ":(literal)": a generated name such as ":0" is a name, not pathspec magic.
+        git(repo, "add", "--", *(f":(literal){name}" for name in committed))
         first = commit(repo, "first", day=1)
         for name in committed[::2]:
             write(repo / name, "two\n")  # unstaged
         for name in fresh[::2]:
             write(repo / name, "new\n")
-            git(repo, "add", "--", name)  # staged
+            git(repo, "add", "--", f":(literal){name}")  # staged
         for name in fresh[1::2]:
             write(repo / name, "untracked\n")
         raw = git(
