@@ -464,3 +464,18 @@ def test_walk_skips_exactly_what_pathspec_blocks(
         for folder in [path for path in expected if "/" not in path and (root / path).is_dir()]:
             below, _ = walked(jail, folder, gitignore=False)
             assert below == [path for path in expected if path.startswith(folder + "/")]
+
+
+def test_a_walk_below_the_root_honours_the_gitignore_files_above_it(tree: Path) -> None:
+    (tree / ".gitignore").write_text("__pycache__/\n*.log\n")
+    (tree / "src" / ".gitignore").write_text("!keep.log\n")
+    cache = tree / "src" / "pkg" / "__pycache__"
+    cache.mkdir()
+    (cache / "mod.pyc").write_text("x")
+    (tree / "src" / "pkg" / "run.log").write_text("x")
+    (tree / "src" / "pkg" / "keep.log").write_text("x")
+    names, stats = walked(make_jail(tree), "src/pkg")
+    assert names == ["src/pkg/keep.log", "src/pkg/mod.py"]
+    assert stats.ignored == 2
+    everything, _ = walked(make_jail(tree), "src/pkg", gitignore=False)
+    assert "src/pkg/__pycache__/mod.pyc" in everything

@@ -27,12 +27,12 @@ import pathspec
 
 from trimcp.errors import PathRefused
 
-from ._jail import kind_of, shown
+from ._jail import Resolved, kind_of, shown
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator, Sequence
 
-    from ._jail import Access, Jail, Resolved
+    from ._jail import Access, Jail
 
 __all__ = [
     "FILE_FLAGS",
@@ -355,6 +355,8 @@ def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
         tainted = check.taints(tainted, name)
     top_folder = "".join(f"{name}/" for name in start.parts)
     skip = len(top_folder)  # where a path below ``start`` begins
+    if gitignore:
+        ignores.extend(_ancestor_ignores(start))
     top = open_dir(start)
     try:
         enter(top, start.parts, top_folder, tainted, 0)
@@ -427,6 +429,27 @@ def _scan(  # noqa: C901, PLR0912, PLR0913, PLR0915
 
 
 _BY_NAME = operator.attrgetter("name")
+
+
+def _ancestor_ignores(start: Resolved) -> list[tuple[int, int, pathspec.GitIgnoreSpec]]:
+    """The ``.gitignore`` files of the folders between the root and ``start``, top first.
+
+    A search that starts in a subfolder honours them as git does (``build/`` in the root's
+    file hides ``src/build`` from a search of ``src``). Depth -1: they stay for the whole
+    walk. Files above the root are never read.
+    """
+    found: list[tuple[int, int, pathspec.GitIgnoreSpec]] = []
+    for depth in range(len(start.parts)):
+        parts = start.parts[:depth]
+        folder = Resolved(start.root.joinpath(*parts), start.root, parts, start.given)
+        fd = open_dir(folder)
+        try:
+            spec = _ignore_spec(fd)
+        finally:
+            os.close(fd)
+        if spec is not None:
+            found.append((-1, sum(len(part) + 1 for part in parts), spec))
+    return found
 
 
 def _ignored(ignores: list[tuple[int, int, pathspec.GitIgnoreSpec]], path: str) -> bool:
