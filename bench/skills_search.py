@@ -62,10 +62,10 @@ from trimcp.config import SkillsSettings
 from trimcp.skills import build_server
 from trimcp.skills._runtime import Progress
 from trimcp.skills.jail import FILE_FLAGS, Jail, WalkStats, open_regular, walk, walk_files
-from trimcp.skills.tools._glob import GlobWalk, compile_glob
-from trimcp.skills.tools._grep import GrepQuery, GrepRun
-from trimcp.skills.tools._grep_match import compile_matcher
 from trimcp.skills.tools._output import Budget
+from trimcp.skills.tools.search._glob import GlobWalk, compile_glob
+from trimcp.skills.tools.search._grep import GrepQuery, GrepRun
+from trimcp.skills.tools.search._grep_match import compile_matcher
 from trimcp.testing import open_in_memory_client
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from trimcp.errors import ToolError
-from trimcp.skills.tools._git import (
+from trimcp.skills.tools.vcs._git import (
     CONFIG_OVERRIDES,
     GitRunner,
     clean_message,
@@ -19,7 +19,7 @@ from trimcp.skills.tools._git import (
     git_environment,
     refuse_option,
 )
-from trimcp.skills.tools._vcs_parse import (
+from trimcp.skills.tools.vcs._parse import (
     log_format,
     parse_log,
     parse_numstat,

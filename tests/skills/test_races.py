@@ -24,14 +24,14 @@ from trimcp.errors import PathRefused
 from trimcp.skills import Jail
 from trimcp.skills._runtime import Progress
 from trimcp.skills.jail import Resolved
-from trimcp.skills.tools._edit import edit_resolved
-from trimcp.skills.tools._write_copy import CopyLimits, copy_resolved
-from trimcp.skills.tools._write_ops import (
+from trimcp.skills.tools.write._copy import CopyLimits, copy_resolved
+from trimcp.skills.tools.write._edit import edit_resolved
+from trimcp.skills.tools.write._ops import (
     append_resolved,
     make_directory_resolved,
     write_resolved,
 )
-from trimcp.skills.tools._write_tree import delete_resolved, move_resolved
+from trimcp.skills.tools.write._tree import delete_resolved, move_resolved
 
 from .conftest import call, skills_client, text_of
 

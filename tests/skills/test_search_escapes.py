@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from trimcp.config import SkillsSettings
 from trimcp.skills._runtime import Cancelled, Progress
 from trimcp.skills.jail import Jail
-from trimcp.skills.tools._grep import GrepQuery, GrepRun
-from trimcp.skills.tools._grep_match import compile_matcher
 from trimcp.skills.tools._output import Budget
+from trimcp.skills.tools.search._grep import GrepQuery, GrepRun
+from trimcp.skills.tools.search._grep_match import compile_matcher
 
 from .conftest import call, skills_client, text_of
 
@@ -289,9 +289,11 @@ async def test_progress_counts_files_as_they_are_searched(
 
 def test_no_search_module_opens_paths_by_name() -> None:
     """Files are opened only through the jail's descriptor helpers (``open_regular``)."""
-    tools = Path(__file__).resolve().parents[2] / "trimcp" / "skills" / "tools"
-    for name in ("_search.py", "_grep.py", "_grep_match.py", "_glob.py", "_concat.py"):
-        source = (tools / name).read_text()
+    search = Path(__file__).resolve().parents[2] / "trimcp" / "skills" / "tools" / "search"
+    modules = sorted(search.glob("*.py"))
+    assert len(modules) >= 5
+    for module in modules:
+        name, source = module.name, module.read_text()
         for banned in ("open(", "read_text(", "read_bytes(", "os.walk(", "scandir("):
             offending = [
                 line

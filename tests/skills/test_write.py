@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from trimcp.config import DEFAULT_BLOCKED_PATHS, DEFAULT_WRITE_BLOCKED_PATHS
 from trimcp.errors import PathRefused, ToolError
 from trimcp.skills import Jail
-from trimcp.skills.tools._edit import Edit, edit_resolved
-from trimcp.skills.tools._write_ops import encode_content, write_resolved
+from trimcp.skills.tools.write._edit import Edit, edit_resolved
+from trimcp.skills.tools.write._ops import encode_content, write_resolved
 
 from .conftest import call, skills_client, text_of
 

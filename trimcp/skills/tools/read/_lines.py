@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from trimcp.errors import ToolError
 from trimcp.skills.jail import shown
-
-from ._output import Budget
+from trimcp.skills.tools._output import Budget
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING
 from trimcp.errors import PathRefused, ToolError
 from trimcp.server import Audio, Image
 from trimcp.skills.jail import open_parent, open_regular, shown
+from trimcp.skills.tools._media import sniff
+from trimcp.skills.tools._text import SAMPLE_SIZE, Encoding, decode_whole, detect, split_lines
 
-from ._media import sniff
-from ._read_common import display, human_size
-from ._read_lines import (
+from ._common import display, human_size
+from ._lines import (
     LineRequest,
     assemble,
     backward,
@@ -34,8 +35,7 @@ from ._read_lines import (
     header_room,
     span,
 )
-from ._read_stream import Forward, tail_bytes
-from ._text import SAMPLE_SIZE, Encoding, decode_whole, detect, split_lines
+from ._stream import Forward, tail_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from trimcp.skills._runtime import Progress
-
-    from ._text import Encoding
+    from trimcp.skills.tools._text import Encoding
 
 __all__ = ["BLOCK_SIZE", "Forward", "tail_bytes"]
 

@@ -49,8 +49,7 @@ if TYPE_CHECKING:
     from trimcp.server import Context
     from trimcp.skills._runtime import Skills
     from trimcp.skills.jail import Jail
-
-    from ._output import Budget
+    from trimcp.skills.tools._output import Budget
 
 __all__ = ["READ_ONLY", "Repository", "finish", "open_for", "open_repository"]
 

@@ -23,12 +23,12 @@ from trimcp.protocol import ToolAnnotations
 from trimcp.server import Context, MCPServer, Param, ToolResult
 from trimcp.skills._runtime import Progress, Skills, run_blocking
 from trimcp.skills.jail import Jail, Resolved, WalkStats, shown
+from trimcp.skills.tools._output import Budget
 
 from ._concat import Concat
 from ._glob import GlobWalk, compile_glob
 from ._grep import GrepMatch, GrepQuery, GrepRun, GrepTally, display_prefix
 from ._grep_match import compile_matcher
-from ._output import Budget
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

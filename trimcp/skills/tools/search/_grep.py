@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 
     from trimcp.skills._runtime import Progress
     from trimcp.skills.jail import Jail, Resolved
+    from trimcp.skills.tools._output import Budget
 
     from ._grep_match import Hit, Matcher
-    from ._output import Budget
 
 __all__ = [
     "MAX_LINE_CHARS",

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from trimcp.errors import PathRefused, ToolError
 from trimcp.skills.jail import kind_of, shown
 
-from ._write_fs import DIR_FLAGS, failure, lstat_at, parent_of, rename_noreplace
-from ._write_ops import refuse_roots
+from ._fs import DIR_FLAGS, failure, lstat_at, parent_of, rename_noreplace
+from ._ops import refuse_roots
 
 if TYPE_CHECKING:
     from collections.abc import Callable

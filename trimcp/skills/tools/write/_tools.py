@@ -4,9 +4,9 @@
 Every path goes through ``Jail.resolve(path, "write")``, which applies
 ``write_blocked_paths`` (git's ``.git/`` by default) on top of ``blocked_paths``; every
 change is then made through the parent folder's descriptor with ``O_NOFOLLOW``
-(``_write_fs``), so a symlink swapped in after the check is refused, not followed. The work
+(``_fs``), so a symlink swapped in after the check is refused, not followed. The work
 runs in a worker thread (``run_blocking``); the inner steps take a ``Resolved`` and live in
-``_write_ops``, ``_edit``, ``_write_tree`` and ``_write_copy``.
+``_ops``, ``_edit``, ``_tree`` and ``_copy``.
 
 Annotations follow MCP 2025-11-25, Server > Tools > Tool annotations
 (https://modelcontextprotocol.io/specification/2025-11-25/server/tools): none is read-only
@@ -26,16 +26,16 @@ from trimcp.server import Context  # noqa: TC001 - tool hints are read at runtim
 from trimcp.skills._runtime import Progress, run_blocking
 from trimcp.skills.jail import shown
 
+from ._copy import CopyLimits, copy_resolved
 from ._edit import Edit, edit_resolved
-from ._write_copy import CopyLimits, copy_resolved
-from ._write_ops import (
+from ._ops import (
     append_resolved,
     encode_content,
     lexical_link,
     make_directory_resolved,
     write_resolved,
 )
-from ._write_tree import delete_link, delete_resolved, move_resolved
+from ._tree import delete_link, delete_resolved, move_resolved
 
 if TYPE_CHECKING:
     from trimcp.server import MCPServer

@@ -19,10 +19,10 @@ import pathspec
 from trimcp.errors import PathRefused, ToolError
 from trimcp.server import ToolResult
 from trimcp.skills.jail import WalkStats, shown, walk
+from trimcp.skills.tools._output import Budget
 
-from ._output import Budget
-from ._read_common import EntryType, display, entry_type, exact, link_target
-from ._read_list import kind_marker
+from ._common import EntryType, display, entry_type, exact, link_target
+from ._list import kind_marker
 
 if TYPE_CHECKING:
     from collections.abc import Generator

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 from trimcp.errors import PathRefused, ToolError
 from trimcp.skills.jail import WalkStats, kind_of, open_regular, shown, walk
 
-from ._write_fs import DIR_FLAGS, failure, lstat_at, parent_of, put_file
+from ._fs import DIR_FLAGS, failure, lstat_at, parent_of, put_file
 
 if TYPE_CHECKING:
     from collections.abc import Generator

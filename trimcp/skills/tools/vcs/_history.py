@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 from trimcp.errors import ToolError
 from trimcp.server import Context, Param, ToolResult
 from trimcp.skills.jail import shown
+from trimcp.skills.tools._output import Budget
 
 from ._git import DIFF_SAFETY, refuse_option
-from ._git_repo import Repository, finish, open_for
-from ._output import Budget
-from ._vcs_parse import Commit, NumStat, log_format, parse_log, parse_numstat, split_patches
+from ._parse import Commit, NumStat, log_format, parse_log, parse_numstat, split_patches
+from ._repo import Repository, finish, open_for
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence

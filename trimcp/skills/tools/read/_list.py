@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 from trimcp.errors import PathRefused
 from trimcp.server import ToolResult
 from trimcp.skills.jail import open_dir, shown
+from trimcp.skills.tools._output import Budget
 
-from ._output import Budget
-from ._read_common import (
+from ._common import (
     EntryType,
     display,
     entry_type,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from trimcp.skills._runtime import Progress
     from trimcp.skills.jail import Jail, Resolved
 
-    from ._read_common import LinkTarget
+    from ._common import LinkTarget
 
 __all__ = ["ListedEntry", "Listing", "SortKey", "kind_marker", "list_directory_work"]
 

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 from trimcp.errors import PathRefused
 from trimcp.server import ToolResult
 from trimcp.skills.jail import Resolved, kind_of, open_dir, open_regular, shown
+from trimcp.skills.tools._media import sniff
+from trimcp.skills.tools._text import SAMPLE_SIZE, Decoded, count_lines, decode_whole, detect
 
-from ._media import sniff
-from ._read_common import (
+from ._common import (
     EntryType,
     display,
     entry_type,
@@ -29,8 +30,7 @@ from ._read_common import (
     link_target,
     permissions,
 )
-from ._read_file import read_bytes
-from ._text import SAMPLE_SIZE, Decoded, count_lines, decode_whole, detect
+from ._file import read_bytes
 
 if TYPE_CHECKING:
     from trimcp.config import SkillsSettings

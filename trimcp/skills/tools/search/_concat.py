@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from trimcp.config import SkillsSettings
     from trimcp.skills._runtime import Progress
     from trimcp.skills.jail import Jail
-
-    from ._output import Budget
+    from trimcp.skills.tools._output import Budget
 
 __all__ = ["Concat"]
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from trimcp.errors import PathRefused, ToolError
 from trimcp.skills.jail import Resolved, kind_of, shown
 
-from ._write_fs import failure, lstat_at, parent_of, put_file, write_all
+from ._fs import failure, lstat_at, parent_of, put_file, write_all
 
 if TYPE_CHECKING:
     from trimcp.skills.jail import Jail

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 from trimcp.errors import ToolError
 from trimcp.server import Audio, Image
 from trimcp.skills.jail import open_parent, open_regular, shown
+from trimcp.skills.tools._media import sniff
+from trimcp.skills.tools._output import Budget
+from trimcp.skills.tools._text import SAMPLE_SIZE, decode_whole, split_lines
 
-from ._media import sniff
-from ._output import Budget
-from ._read_common import display, human_size
-from ._read_file import read_bytes, refuse_binary
-from ._read_lines import Room, format_line
-from ._text import SAMPLE_SIZE, decode_whole, split_lines
+from ._common import display, human_size
+from ._file import read_bytes, refuse_binary
+from ._lines import Room, format_line
 
 if TYPE_CHECKING:
     from trimcp.config import SkillsSettings

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Annotated
 from trimcp.server import Context, Param, ToolResult
 from trimcp.skills._runtime import run_blocking
 
-from ._read_common import READ_ONLY
-from ._read_file import read_file_work
-from ._read_info import FileInfo, file_info_work
-from ._read_lines import LineRequest
-from ._read_list import Listing, SortKey, list_directory_work
-from ._read_many import read_many_work
-from ._read_tree import Tree, directory_tree_work
+from ._common import READ_ONLY
+from ._file import read_file_work
+from ._info import FileInfo, file_info_work
+from ._lines import LineRequest
+from ._list import Listing, SortKey, list_directory_work
+from ._many import read_many_work
+from ._tree import Tree, directory_tree_work
 
 if TYPE_CHECKING:
     from trimcp.server import MCPServer

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, TypedDict
 
 from trimcp.errors import ToolError
 from trimcp.skills.jail import open_regular, shown
+from trimcp.skills.tools._output import Budget
 
-from ._output import Budget
-from ._write_fs import parent_of, put_file
+from ._fs import parent_of, put_file
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 from trimcp.errors import ToolError
 from trimcp.server import Context, Param, ToolResult
 from trimcp.skills.jail import shown
+from trimcp.skills.tools._output import Budget
 
-from ._git_repo import READ_ONLY, finish, open_for
-from ._output import Budget
-from ._vcs_history import history_tools
-from ._vcs_parse import (
+from ._history import history_tools
+from ._parse import (
     BRANCH_FIELDS,
     BlameLine,
     Branch,
@@ -38,6 +37,7 @@ from ._vcs_parse import (
     parse_branches,
     parse_status,
 )
+from ._repo import READ_ONLY, finish, open_for
 
 if TYPE_CHECKING:
     from trimcp.server import MCPServer
