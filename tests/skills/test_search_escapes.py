@@ -144,13 +144,14 @@ def test_the_worker_stops_at_the_next_file_once_cancelled(tmp_path: Path) -> Non
         GrepRun(query, Budget(4096), progress).run(jail, jail.resolve("."), "")
     assert progress.done == 0
 
-    # Cancelled midway (from another thread, as the request does): it stops there.
-    progress = Progress()
+    # Cancelled midway (from another thread, as the request does): it stops there. The
+    # worker is held at its 100th file until the flag is set, so the order is certain.
+    paused = _PausingProgress(at=100)
     outcome: list[BaseException | None] = []
 
     def search() -> None:
         try:
-            GrepRun(query, Budget(4096), progress).run(jail, jail.resolve("."), "")
+            GrepRun(query, Budget(4096), paused).run(jail, jail.resolve("."), "")
         except Cancelled as exc:
             outcome.append(exc)
         else:
@@ -158,15 +159,35 @@ def test_the_worker_stops_at_the_next_file_once_cancelled(tmp_path: Path) -> Non
 
     worker = threading.Thread(target=search)
     worker.start()
-    while progress.done < 100 and worker.is_alive():  # no sleep: wait for real progress
-        pass
-    progress.cancelled = True
-    seen = progress.done
-    worker.join()
+    assert paused.reached.wait(timeout=60)
+    paused.cancelled = True
+    paused.resume.set()
+    worker.join(timeout=60)
     assert isinstance(outcome[0], Cancelled)
-    # It stopped within the files it was reading when told (one GIL switch interval).
-    assert progress.done < 3000
-    assert progress.done >= seen
+    # It stopped at the next file: the 100 searched and none more.
+    assert paused.done == 100
+
+
+class _PausingProgress(Progress):
+    """A ``Progress`` whose worker waits, once ``done`` reaches ``at``, until ``resume``."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.reached = threading.Event()
+        self.resume = threading.Event()
+        self._cancelled = False
+        super().__init__()
+
+    @property  # type: ignore[override]
+    def cancelled(self) -> bool:
+        if self.done >= self.at and not self.reached.is_set():
+            self.reached.set()
+            self.resume.wait(timeout=60)
+        return self._cancelled
+
+    @cancelled.setter
+    def cancelled(self, value: bool) -> None:
+        self._cancelled = value
 
 
 class _SwapBeforeOpen(Progress):
