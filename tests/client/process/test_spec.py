@@ -60,3 +60,22 @@ def test_prepare_launch_uses_the_given_environment() -> None:
     assert dict(launch.environment) == {"PATH": "/bin", "X": "1"}
     assert launch.resolved.argv == (sys.executable,)
     assert launch.context.server == "s"
+
+
+def test_repr_hides_env_values_and_secret_arguments() -> None:
+    spec = ProcessSpec(
+        name="api",
+        command="server",
+        args=("--api-key", "sk-arg-secret", "--verbose"),
+        env={"API_KEY": "sk-env-secret"},
+    )
+    text = repr(spec)
+    assert "sk-" not in text
+    assert "'API_KEY': '***'" in text
+    assert "--verbose" in text
+    # The launch's environment (the merged one) is not in its repr either.
+    launch = prepare_launch(
+        ProcessSpec(name="py", command=sys.executable, env={"API_KEY": "sk-env-secret"})
+    )
+    assert launch.environment["API_KEY"] == "sk-env-secret"
+    assert "sk-env-secret" not in repr(launch)

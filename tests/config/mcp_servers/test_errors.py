@@ -209,15 +209,36 @@ def test_unknown_transport() -> None:
 def test_env_values_must_be_strings() -> None:
     text = error_of({"command": "x", "env": {"PORT": 8080, "DEBUG": True, "EMPTY": None}})
     assert "field:    env.PORT" in text
-    assert 'put it in double quotes: "8080"' in text
-    assert 'put it in double quotes: "true"' in text
+    # The kind of value and the fix, never the value: a number may be a PIN.
+    assert "given:    an integer" in text
+    assert "given:    a boolean" in text
+    assert "put it in double quotes" in text
+    assert "8080" not in text
+    assert "true" not in text
     assert 'write "" for an empty value' in text
     assert "list it in env_passthrough" in text
 
 
 def test_env_as_list_of_assignments_suggests_an_object() -> None:
-    text = error_of({"command": "x", "env": ["A=1", "B=two=2"]})
-    assert 'write it as an object: {"A": "1", "B": "two=2"}' in text
+    text = error_of({"command": "x", "env": ["A=1", "B=sk-two=2"]})
+    # The names, not the values (which are the secrets themselves).
+    assert 'write it as an object: {"A": "...", "B": "..."}' in text
+    assert "sk-two" not in text
+
+
+def test_env_as_a_string_is_not_quoted() -> None:
+    text = error_of({"command": "x", "env": "API_KEY=sk-secret"})
+    assert "given:    a string" in text
+    assert "sk-secret" not in text
+
+
+def test_a_malformed_reference_in_a_header_is_not_quoted() -> None:
+    config = client_config_from_mapping(
+        {"mcpServers": {"s": {"url": "https://h/", "headers": {"X": "sk-${abc"}}}}
+    )
+    text = "\n".join(problem.render() for problem in config.warnings)
+    assert "headers.X" in text
+    assert "sk-" not in text
 
 
 def test_env_and_header_string_values_are_never_quoted() -> None:

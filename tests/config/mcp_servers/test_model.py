@@ -138,3 +138,28 @@ def test_diff_accepts_client_configs() -> None:
 
 def test_diff_of_empty_configs_is_empty() -> None:
     assert diff_configs({}, {}) == ConfigDiff(frozenset(), frozenset(), frozenset(), frozenset())
+
+
+def test_repr_and_shown_hide_env_and_header_values_but_keep_their_names() -> None:
+    # After expansion the values are the credentials themselves: a log line or a traceback
+    # that prints the config must not carry them.
+    server = ServerConfig(
+        name="api",
+        transport="http",
+        url="https://api.example/mcp",
+        headers={"Authorization": "Bearer sk-header-secret"},
+    )
+    launched = stdio(env={"API_KEY": "sk-env-secret", "DEBUG": "1"})
+    for config in (server, launched):
+        for text in (repr(config), str(config), repr(ClientConfig({"x": config}))):
+            assert "sk-" not in text
+            assert "***" in text
+    assert "'Authorization': '***'" in repr(server)
+    assert "'API_KEY': '***'" in repr(launched)
+    assert "url='https://api.example/mcp'" in repr(server)
+    shown = launched.shown()
+    assert shown["env"] == {"API_KEY": "***", "DEBUG": "***"}
+    assert shown["command"] == "npx"
+    # The real values are still there for the connector and the fingerprint.
+    assert launched.env["API_KEY"] == "sk-env-secret"
+    assert launched.definition()["env"] == {"API_KEY": "sk-env-secret", "DEBUG": "1"}

@@ -25,7 +25,7 @@ from ._env import child_environment
 from ._resolve import ResolvedCommand, resolve_command, spawn_error
 from ._stderr import DEFAULT_STDERR_LINES
 from ._stop import DEFAULT_CLOSE_GRACE, DEFAULT_TERM_GRACE
-from ._text import LaunchContext
+from ._text import HIDDEN, LaunchContext, redact_arguments
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,9 +38,12 @@ def _no_variables() -> Mapping[str, str]:
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ProcessSpec:
     """How to launch one stdio MCP server, and how patient to be when stopping it.
+
+    ``repr`` shows ``env``'s names with ``***`` for the values (they are credentials), and
+    the arguments with secret-looking values hidden, as every message about a launch does.
 
     Attributes:
         name: the server's configured name (in every message).
@@ -82,6 +85,18 @@ class ProcessSpec:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
         object.__setattr__(self, "env_passthrough", tuple(self.env_passthrough))
 
+    def __repr__(self) -> str:
+        shown = {
+            "name": self.name,
+            "command": self.command,
+            "args": tuple(redact_arguments((self.command, *self.args))[1:]),
+            "env": dict.fromkeys(self.env, HIDDEN),
+            "env_passthrough": self.env_passthrough,
+            "cwd": self.cwd,
+            "source": self.source,
+        }
+        return f"ProcessSpec({', '.join(f'{key}={value!r}' for key, value in shown.items())})"
+
     @classmethod
     def from_config(cls, config: ServerConfig) -> ProcessSpec:
         """Return the spec of a stdio ``ServerConfig`` whose ``${VAR}`` are already expanded.
@@ -105,10 +120,13 @@ class ProcessSpec:
 @final
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """A launch decided but not started: who, with what environment, running what."""
+    """A launch decided but not started: who, with what environment, running what.
+
+    The environment holds the server's credentials: it is left out of ``repr``.
+    """
 
     context: LaunchContext
-    environment: Mapping[str, str]
+    environment: Mapping[str, str] = field(repr=False)
     resolved: ResolvedCommand
     cwd: str | None
 

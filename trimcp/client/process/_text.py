@@ -39,6 +39,10 @@ _SECRET_NAME = re.compile(
 )
 _REDACTED = "REDACTED"
 
+#: What stands for an ``env`` value wherever one would be shown (as in the configuration's
+#: own ``repr``): the name is kept, the value never.
+HIDDEN = "***"
+
 # Arguments longer than this are cut in messages.
 _MAX_ARGUMENT = 120
 

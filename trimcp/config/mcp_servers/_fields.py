@@ -136,13 +136,20 @@ class FieldChecker:
     def string_map(self, field: str, value: object, *, headers: bool) -> dict[str, str]:
         """Return an object of names to strings: ``env`` or ``headers``.
 
-        String values are never quoted in problems, since they are often secrets.
+        Values are never quoted in problems, since they are often secrets: a problem names
+        the field (``env.API_KEY``) and the kind of value, and a fix shows ``...`` for it.
         """
         what = "header names" if headers else "variable names"
         example = '{"Authorization": "Bearer ${TOKEN}"}' if headers else '{"API_KEY": "${API_KEY}"}'
         expected = f"an object of {what} to string values, e.g. {example}"
         if not isinstance(value, dict):
-            raise self.reject(field, value, expected, _map_fix(value, example))
+            self.report(
+                field,
+                given=kind_of(value, toml=self.toml),
+                expected=expected,
+                fix=_map_fix(value, example),
+            )
+            raise Rejected(field)
         result: dict[str, str] = {}
         failed = False
         for key, item in value.items():
@@ -180,10 +187,12 @@ class FieldChecker:
         elif isinstance(item, list | dict):
             fix = "write a string: these values cannot be arrays or objects"
         else:
-            fix = f"put it in double quotes: {json.dumps(str(_as_written(item)))}"
+            fix = "put it in double quotes"
             if isinstance(item, bool) and self.fmt == "yaml":
                 fix += " (YAML reads unquoted yes, no, on and off as true and false)"
-        raise self.reject(where, item, "a string", fix)
+        # The kind, not the value: a number may be a PIN or an account key as well.
+        self.report(where, given=kind_of(item, toml=self.toml), expected="a string", fix=fix)
+        raise Rejected(where)
 
     def boolean(self, field: str, value: object) -> bool:
         """Return true or false; ``"true"`` in quotes gets a fix without them."""
@@ -278,15 +287,10 @@ def _quote_fix(value: object, what: str) -> str:
 
 def _map_fix(value: object, example: str) -> str:
     if isinstance(value, list) and value and all(isinstance(i, str) and "=" in i for i in value):
-        pairs = dict(item.split("=", 1) for item in value)
+        # The names only: the values after "=" are the secrets themselves.
+        pairs = {item.split("=", 1)[0]: "..." for item in value}
         return f"write it as an object: {json.dumps(pairs)}"
     return f"write e.g. {example}"
-
-
-def _as_written(value: object) -> object:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
 
 
 def _is_number(text: str) -> bool:

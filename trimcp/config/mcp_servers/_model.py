@@ -40,13 +40,24 @@ DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_REQUEST_TIMEOUT = 60.0
 """Seconds a request waits for its response; the MCP TypeScript SDK's default as well."""
 
+REDACTED = "***"
+"""What is shown instead of an ``env`` or ``headers`` value."""
+
+#: The fields whose values are credentials: their keys are shown, never their values.
+SECRET_FIELDS = ("env", "headers")
+
+
+def redact_values(values: Mapping[str, str]) -> dict[str, str]:
+    """Return ``values`` with every value replaced by ``REDACTED`` (the keys are kept)."""
+    return dict.fromkeys(values, REDACTED)
+
 
 def _no_entries() -> Mapping[str, str]:
     return MappingProxyType({})
 
 
 @final
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ServerConfig:
     """One upstream MCP server: how to reach it, and how patient to be with it.
 
@@ -103,8 +114,34 @@ class ServerConfig:
     def __hash__(self) -> int:
         return hash(self.fingerprint())
 
+    def __repr__(self) -> str:
+        # Every field as the dataclass repr would show it, but env and headers values as
+        # ``***``: a config in a log line or a traceback must not carry its credentials.
+        parts = []
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.name in SECRET_FIELDS:
+                value = redact_values(value)
+            parts.append(f"{item.name}={value!r}")
+        return f"ServerConfig({', '.join(parts)})"
+
+    def shown(self) -> dict[str, object]:
+        """Return ``definition()`` with ``env`` and ``headers`` values as ``***``.
+
+        What any display of a server's configuration (a listing, ``config show``, a log
+        line) uses: which variables and headers are set stays visible, their values do not.
+        """
+        values = self.definition()
+        for key in SECRET_FIELDS:
+            values[key] = redact_values(getattr(self, key))
+        return values
+
     def definition(self) -> dict[str, object]:
-        """Return every field but ``name`` and ``source`` as plain JSON-ready values."""
+        """Return every field but ``name`` and ``source`` as plain JSON-ready values.
+
+        With the ``env`` and ``headers`` values as they are: for comparing, never for
+        showing (``shown`` is for that).
+        """
         values: dict[str, object] = {}
         for item in dataclasses.fields(self):
             if item.name in ("name", "source"):

@@ -168,12 +168,15 @@ def ignored_fields(checker: FieldChecker, written: Written, transport: Transport
 def malformed_references(checker: FieldChecker, values: dict[str, object]) -> None:
     """Warn about each ``${`` that is not a variable reference (and so stays as written)."""
     for field_name, text in _strings_of(values):
+        # In env and headers values the fragment may be part of a secret: it is not quoted.
+        secret = field_name.startswith(("env.", "headers."))
         for bad in malformed(text):
+            what = "a ${ there" if secret else json.dumps(bad)
             checker.report(
                 field_name,
                 given=None,
                 expected="${NAME} or ${NAME:-default}",
-                fix=f"{json.dumps(bad)} is not a variable reference and stays as written;"
+                fix=f"{what} is not a variable reference and stays as written;"
                 " write $${ for a literal ${",
                 warning=True,
             )
