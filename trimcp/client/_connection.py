@@ -14,7 +14,15 @@ error (``ServerExited``, ``TransportBroken``, ...); they are not retried, since 
 is not known to be safe to repeat.
 
 States: ``connecting`` -> ``connected`` -> (``reconnecting`` -> ``connecting`` ...) or
-``failed``; ``stopped`` once the actor ends (``disconnect``).
+``failed``; ``stopped`` once the actor ends (``disconnect``). The status tells the truth about
+each (``_status.py``): when a ``reconnecting`` connection tries next and which attempt that
+is; why a ``failed`` one gave up, with its last error and, for a process, its exit code and
+stderr tail. ``failed`` is not forever: ``Reconnect`` (the manager's ``reconnect``, and its
+``reload``) starts afresh with the backoff reset.
+
+Nothing here logs a server's configuration: the log lines name the server and quote its
+errors, whose texts never hold ``env`` or ``headers`` values (the launch errors show the
+command line with secret-looking arguments hidden, and no environment).
 
 The actor only runs the lifecycle. Tool calls do not queue in its mailbox: the manager asks
 it for the live ``Upstream`` (one call) and calls the server from the caller's own task, so
@@ -24,112 +32,50 @@ calls to one server run concurrently.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, final
+from typing import TYPE_CHECKING, final
 
 import trio
 
 from trimcp.actors import DEFER, Actor, ReplyTo, Request
-from trimcp.errors import (
-    CommandNotExecutable,
-    CommandNotFound,
-    ConfigError,
-    JsonRpcError,
-    NotConnected,
-)
+from trimcp.errors import NotConnected
 
 from ._backoff import Backoff, BackoffPolicy
+from ._catalog import Catalog, CatalogKind, Upstream, read_catalog, replace_items
+from ._status import (
+    ConnectionState,
+    ConnectionStatus,
+    ExitFacts,
+    describe,
+    exit_facts,
+    permanent,
+    wall_clock,
+)
 
 if TYPE_CHECKING:
-    from trimcp.client.session._core import ProgressCallback
     from trimcp.config.mcp_servers import ServerConfig
-    from trimcp.protocol import JsonObject
 
 __all__ = [
+    "Catalog",
     "CatalogKind",
     "Connection",
     "ConnectionState",
     "ConnectionStatus",
     "Connector",
     "Upstream",
+    "describe",
+    "permanent",
 ]
 
 logger = logging.getLogger(__name__)
-
-ConnectionState = Literal["connecting", "connected", "reconnecting", "failed", "stopped"]
-CatalogKind = Literal["tools", "resources", "resourceTemplates", "prompts"]
-
-
-class Upstream(Protocol):
-    """A connected server, as the host uses it (``_upstream.py`` adapts a ``ClientSession``)."""
-
-    async def list_all(self, kind: CatalogKind) -> list[JsonObject]:
-        """Every item of ``kind`` (all pages), as the server sent them; ``[]`` if not offered."""
-        ...
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: JsonObject,
-        *,
-        on_progress: ProgressCallback | None = None,
-    ) -> JsonObject:
-        """Call a tool; return its ``CallToolResult`` as sent."""
-        ...
-
-    async def wait_closed(self) -> BaseException | None:
-        """Return when the connection has ended, with why (``None``: closed by us)."""
-        ...
-
 
 #: Opens a connection to a configured server; ``on_list_changed(kind)`` is called when the
 #: server says a catalog changed.
 Connector = Callable[
     ["ServerConfig", Callable[[CatalogKind], None]], AbstractAsyncContextManager[Upstream]
 ]
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConnectionStatus:
-    """One server's connection, for ``status()`` and the CLI's table.
-
-    Attributes:
-        name: the configured server name.
-        state: see the module docstring.
-        restarts: reconnects after a failure since the last manual connect.
-        tools: tools offered now (0 while not connected).
-        resources: resources offered now.
-        prompts: prompts offered now.
-        last_error: why the last connection failed or ended, in plain words.
-        connected_for: seconds since it connected, or ``None``.
-    """
-
-    name: str
-    state: ConnectionState
-    restarts: int = 0
-    tools: int = 0
-    resources: int = 0
-    prompts: int = 0
-    last_error: str | None = None
-    connected_for: float | None = None
-
-    @property
-    def connected(self) -> bool:
-        return self.state == "connected"
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Catalog:
-    """What a connected server offers, as it sent it."""
-
-    tools: tuple[JsonObject, ...] = ()
-    resources: tuple[JsonObject, ...] = ()
-    templates: tuple[JsonObject, ...] = ()
-    prompts: tuple[JsonObject, ...] = ()
 
 
 # --- messages -------------------------------------------------------------------------------
@@ -193,36 +139,6 @@ class _Attempt:
     done: bool = False
 
 
-def describe(error: BaseException) -> str:
-    """The plain-words line(s) of a connection failure (the error's own message first).
-
-    Exception groups from the connector's nurseries are unwrapped to the errors inside.
-    """
-    if isinstance(error, BaseExceptionGroup):
-        return "\n".join(describe(inner) for inner in error.exceptions)
-    text = str(error).strip()
-    if not text:
-        text = type(error).__name__
-    return text
-
-
-#: Failures that come back the same on every attempt until someone changes something: a
-#: program that is not installed or not executable, a ``${VAR}`` that is not set (trimcp's
-#: environment does not change while it runs). Everything else (a crash, a refused or dropped
-#: connection, a slow handshake, an HTTP error) may pass, and is retried.
-_PERMANENT: tuple[type[Exception], ...] = (CommandNotFound, CommandNotExecutable, ConfigError)
-
-
-def permanent(error: BaseException) -> bool:
-    """Whether retrying cannot cure ``error`` (``_PERMANENT``), looking inside groups.
-
-    In a group, one such error is enough: the others are what it brought down with it.
-    """
-    if isinstance(error, BaseExceptionGroup):
-        return any(permanent(inner) for inner in error.exceptions)
-    return isinstance(error, _PERMANENT)
-
-
 class Connection(Actor):
     """Keeps one configured server connected (see the module docstring)."""
 
@@ -248,6 +164,13 @@ class Connection(Actor):
         self._until_up: list[ReplyTo] = []
         self._until_down: list[ReplyTo] = []
         self._loop_scope: trio.CancelScope | None = None
+        # Attempts since the last manual connect (the one under way included).
+        self._attempts = 0
+        # When the next attempt starts (trio's clock), while ``reconnecting``.
+        self._next_attempt: float | None = None
+        # Why it gave up, while ``failed``; and the exit behind the last error, if any.
+        self._failure: str | None = None
+        self._exit = ExitFacts()
 
     @property
     def server(self) -> str:
@@ -264,42 +187,67 @@ class Connection(Actor):
                 self._loop_scope = scope
                 error = await self._connect_once()
                 self._went_down(error)
-                # No backoff is used up by a failure no retry can cure: it is final now.
-                delay = None if permanent(error) else self._backoff.next_delay(trio.current_time())
-                if delay is None:
-                    self._set_state("failed")
-                    logger.error(
-                        "MCP server %r failed (%d attempts in a row); giving up until "
-                        "reconnected: %s",
-                        self.server,
-                        self._restarts + 1,
-                        self._last_error,
-                    )
-                else:
-                    self._set_state("reconnecting")
-                    self._restarts += 1
-                    logger.warning(
-                        "MCP server %r connection ended (%s); reconnecting in %.1f s",
-                        self.server,
-                        (self._last_error or "").splitlines()[0] if self._last_error else "",
-                        delay,
-                    )
-                self._settle()
+                delay = self._after_failure(error)
                 if delay is None:
                     await trio.sleep_forever()
                 await trio.sleep(delay)
             # Waited out the delay, or cancelled by ``reconnect``: a new attempt.
             self._since = None
+            self._next_attempt = None
+            self._failure = None
             self._catalog = Catalog()
             # Callers still waiting for the interrupted attempt wait for this one.
             waiting = [] if self._attempt.done else self._attempt.settled
             self._attempt = _Attempt(settled=waiting)
 
+    def _after_failure(self, error: BaseException) -> float | None:
+        """Decide between a retry after a delay and giving up; report it; return the delay."""
+        now = trio.current_time()
+        # No backoff is used up by a failure no retry can cure: it is final now.
+        cured_by_retry = not permanent(error)
+        delay = self._backoff.next_delay(now) if cured_by_retry else None
+        last = (self._last_error or "").splitlines()
+        if delay is None:
+            self._failure = self._give_up_reason(cured_by_retry=cured_by_retry)
+            self._set_state("failed")
+            logger.error(
+                "MCP server %r failed: %s; last error: %s%s. It is retried on reconnect or reload.",
+                self.server,
+                self._failure,
+                last[0] if last else "(none)",
+                _exit_suffix(self._exit),
+            )
+        else:
+            self._next_attempt = now + delay
+            self._restarts += 1
+            self._set_state("reconnecting")
+            logger.warning(
+                "MCP server %r connection ended (%s%s); attempt %d in %.1f s (at %s)",
+                self.server,
+                last[0] if last else "",
+                _exit_suffix(self._exit),
+                self._attempts + 1,
+                delay,
+                wall_clock(delay),
+            )
+        self._settle()
+        return delay
+
+    def _give_up_reason(self, *, cured_by_retry: bool) -> str:
+        if not cured_by_retry:
+            return "not retried: the same error comes back until its cause is fixed"
+        policy = self._backoff.policy
+        return (
+            f"restart intensity exceeded ({policy.intensity} restarts within "
+            f"{policy.period:g} s; {self._attempts} attempts in a row)"
+        )
+
     async def _connect_once(self) -> BaseException:
+        self._attempts += 1
         self._set_state("connecting")
         try:
             async with self._connector(self._config, self._list_changed) as upstream:
-                self._catalog = await _read_catalog(upstream)
+                self._catalog = await read_catalog(upstream)
                 self._upstream = upstream
                 self._since = trio.current_time()
                 self._set_state("connected")
@@ -318,6 +266,7 @@ class Connection(Actor):
         self._since = None
         self._catalog = Catalog()
         self._last_error = describe(error)
+        self._exit = exit_facts(error)
 
     def _set_state(self, state: ConnectionState) -> None:
         self._state = state
@@ -363,6 +312,7 @@ class Connection(Actor):
         if isinstance(message, Reconnect):
             self._backoff.reset()
             self._restarts = 0
+            self._attempts = 0
             if self._loop_scope is not None:
                 self._loop_scope.cancel()
             return None
@@ -394,13 +344,19 @@ class Connection(Actor):
                     "MCP server %r: refreshing %s failed: %s", self.server, message.kind, exc
                 )
                 return
-            self._catalog = _replace(self._catalog, message.kind, items)
+            self._catalog = replace_items(self._catalog, message.kind, items)
             if self._on_change is not None:
                 self._on_change(self.server)
 
     def _status(self) -> ConnectionStatus:
         catalog = self._catalog
         since = self._since
+        now = trio.current_time()
+        deadline = self._next_attempt if self._state == "reconnecting" else None
+        next_in = None if deadline is None else max(0.0, deadline - now)
+        # The next attempt while one is awaited; else the one under way or made last.
+        attempt = self._attempts if deadline is None else self._attempts + 1
+        exited = self._exit if self._state in ("reconnecting", "failed") else ExitFacts()
         return ConnectionStatus(
             name=self.server,
             state=self._state,
@@ -409,7 +365,14 @@ class Connection(Actor):
             resources=len(catalog.resources),
             prompts=len(catalog.prompts),
             last_error=self._last_error,
-            connected_for=None if since is None else trio.current_time() - since,
+            connected_for=None if since is None else now - since,
+            attempt=attempt,
+            next_attempt_in=next_in,
+            next_attempt_at=None if next_in is None else wall_clock(next_in),
+            failure=self._failure if self._state == "failed" else None,
+            exit_code=exited.code,
+            exit_signal=exited.signal,
+            stderr_tail=exited.stderr_tail,
         )
 
     def _not_connected(self) -> NotConnected:
@@ -419,8 +382,15 @@ class Connection(Actor):
             lines.append("The last attempt failed:")
             lines.extend(f"  {line}" for line in self._last_error.splitlines())
         if state == "failed":
+            lines.append(f"It gave up: {self._failure}.")
             lines.append(
-                f"Fix the cause, then reconnect it (trimcp shell: /mcp connect {self.server})."
+                f"Fix the cause, then reconnect it (trimcp shell: /mcp connect {self.server}) "
+                "or reload the configuration."
+            )
+        elif state == "reconnecting" and self._next_attempt is not None:
+            left = max(0.0, self._next_attempt - trio.current_time())
+            lines.append(
+                f"It is retried in {left:.1f} s (attempt {self._attempts + 1}); try again then."
             )
         elif state in ("connecting", "reconnecting"):
             lines.append("It is being connected; try again in a moment.")
@@ -432,47 +402,7 @@ class Connection(Actor):
             self._on_change(self.server)
 
 
-def _replace(catalog: Catalog, kind: CatalogKind, items: tuple[JsonObject, ...]) -> Catalog:
-    if kind == "tools":
-        return Catalog(
-            tools=items,
-            resources=catalog.resources,
-            templates=catalog.templates,
-            prompts=catalog.prompts,
-        )
-    if kind == "resources":
-        return Catalog(
-            tools=catalog.tools,
-            resources=items,
-            templates=catalog.templates,
-            prompts=catalog.prompts,
-        )
-    if kind == "resourceTemplates":
-        return Catalog(
-            tools=catalog.tools,
-            resources=catalog.resources,
-            templates=items,
-            prompts=catalog.prompts,
-        )
-    return Catalog(
-        tools=catalog.tools, resources=catalog.resources, templates=catalog.templates, prompts=items
-    )
-
-
-async def _read_catalog(upstream: Upstream) -> Catalog:
-    kinds: Sequence[CatalogKind] = ("tools", "resources", "resourceTemplates", "prompts")
-    found: dict[str, tuple[JsonObject, ...]] = {}
-    for kind in kinds:
-        try:
-            found[kind] = tuple(await upstream.list_all(kind))
-        except JsonRpcError as exc:
-            # The server refused the listing (a bug of its own, or a method it lacks): it
-            # offers nothing of that kind, and its other features still work.
-            logger.warning("listing %s failed: %s", kind, exc)
-            found[kind] = ()
-    return Catalog(
-        tools=found["tools"],
-        resources=found["resources"],
-        templates=found["resourceTemplates"],
-        prompts=found["prompts"],
-    )
+def _exit_suffix(facts: ExitFacts) -> str:
+    """``; exit code 3, stderr: ...`` for a log line, or nothing when no process exited."""
+    words = facts.words()
+    return f"; {words}" if words else ""

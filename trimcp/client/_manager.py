@@ -18,7 +18,7 @@ intensity. Tools of every connected server are offered as ``mcp__<server>__<tool
 (``_naming.py``); ``call_tool`` routes such a name back, after the ``PermissionPolicy``
 allowed it. ``reload`` applies a new configuration: servers whose definition changed
 reconnect, removed ones disconnect, added ones connect (if enabled and ``auto_connect``),
-and the others are not touched.
+unchanged ones that had ``failed`` are retried, and the others are not touched.
 """
 
 from __future__ import annotations
@@ -285,7 +285,8 @@ class ConnectionManager:
 
         Changed servers that were connected reconnect with their new definition; removed
         ones disconnect; added ones connect if enabled with ``auto_connect``; unchanged ones
-        keep their connection untouched.
+        keep their connection untouched, except a ``failed`` one, which is retried (a reload
+        is when a fixed cause is expected to show).
         """
         new = _servers_of(config)
         old = await self.servers()
@@ -304,6 +305,9 @@ class ConnectionManager:
                 target = new[server]
                 if target.enabled and target.auto_connect:
                     nursery.start_soon(self.connect, server)
+            for server in diff.unchanged:
+                if (await self.status_of(server)).state == "failed":
+                    nursery.start_soon(self.reconnect, server)
         return {
             "added": set(diff.added),
             "removed": set(diff.removed),
