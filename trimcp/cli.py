@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -89,6 +90,12 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the application until SIGTERM or SIGINT")
     serve.add_argument("--config", metavar="PATH", help=path_help)
+    serve.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve one session on stdin/stdout only (for desktop hosts: "
+        '"command": "trimcp", "args": ["serve", "--stdio"]); the file\'s listeners stay off',
+    )
     serve.set_defaults(command=_serve)
 
     # Parsed by trimcp.skills.main, imported only when the command runs. A prefix character
@@ -147,6 +154,8 @@ def _serve(args: argparse.Namespace) -> int:
         config = load_config(path)
     except ConfigError as exc:
         return _report(exc)
+    if getattr(args, "stdio", False):
+        config = _stdio_only(config)
     configure_logging(config.logging)
     logger.info("configuration read from %s", ", ".join(config.sources) or "defaults only")
 
@@ -173,6 +182,16 @@ def _serve(args: argparse.Namespace) -> int:
         logger.critical("application %s stopped: %s", config.application.name, exc)
         return _FAILURE
     return 0
+
+
+def _stdio_only(config: SysConfig) -> SysConfig:
+    """``serve --stdio``: the same server, on stdin/stdout only (stdout carries only MCP)."""
+    return dataclasses.replace(
+        config,
+        http=dataclasses.replace(config.http, enabled=False),
+        websocket=dataclasses.replace(config.websocket, enabled=False),
+        stdio=dataclasses.replace(config.stdio, enabled=True),
+    )
 
 
 def _skills(args: argparse.Namespace) -> int:

@@ -17,9 +17,13 @@ a hub restart from touching the listeners (the server notifies sessions directly
 A server that is not an ``MCPServer`` (any ``RequestHandler``) gets no hub: nothing of it
 would publish there.
 
-With no ``[server] object`` but ``[skills] enabled = true``, the server is the built-in file,
-search and git tools (``trimcp.skills.build_server`` over the ``[skills]`` table), served on
-the same listeners in the same way.
+The server served is the gateway (``trimcp.gateway``): one MCP server over the built-in
+file, search and git tools (``[skills] enabled``, backend ``skills``), the ``[server] object``
+(backend named by its ``serverInfo.name``) and every upstream of the main file's
+``[upstreams]`` and the user's and project's ``mcpServers`` files, named as ``[gateway]``
+says. The gateway's subtree (its connections, then its catalog) takes the place of the
+notifications child. A ``[server] object`` with nothing beside it (no ``[skills]``, no
+upstream) is served as it is, under its own names, as before the gateway existed.
 
 :func:`load_server` imports the ``[server] object`` ("package.module:attribute": an
 ``MCPServer``, or a function of no arguments returning one). Everything that can go wrong
@@ -42,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
+import importlib.metadata
 import inspect
 import logging
 import secrets
@@ -53,8 +58,10 @@ from typing import TYPE_CHECKING, NoReturn
 import trio
 
 from trimcp.actors import SHUTDOWN, whereis
+from trimcp.client import load_client_config
 from trimcp.config import setting_error
 from trimcp.errors import SessionLimitReached
+from trimcp.gateway import Gateway
 from trimcp.http import H1Settings, HttpOptions, http_listener_spec
 from trimcp.notify import NotificationHub
 from trimcp.server import MCPServer
@@ -71,6 +78,7 @@ from trimcp.transports import CloseCode, OriginPolicy, serve_websocket
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from trimcp.client import ClientConfig
     from trimcp.config import (
         ServerSettings,
         SessionSettings,
@@ -118,6 +126,7 @@ _START_ONLY = (
     "stdio",
     "sessions",
     "skills",
+    "gateway",
 )
 # sys.path entries shown when a module is not found; the rest are elided.
 _SHOWN_PATH_ENTRIES = 8
@@ -187,42 +196,60 @@ def load_server(
     return _as_handler(setting, target, file)
 
 
-def daemon_children(config: SysConfig) -> list[ChildSpec]:
+def daemon_children(config: SysConfig, *, upstreams: ClientConfig | None = None) -> list[ChildSpec]:
     """Return the children ``trimcp serve`` runs (module docstring).
 
-    With at least one listener enabled: an ``MCPServer``'s notifications first, then one child
-    per enabled listener.
-
-    Checks the patterns (:func:`check_config`) and loads the server (:func:`load_server`)
-    first; with no ``[server] object`` but ``[skills] enabled``, builds the built-in tools
-    server instead. With neither there is nothing to serve and the list is empty (the
-    validator already refused a listener enabled without a server).
+    The server is the gateway (``trimcp.gateway``) over the built-in tools (``[skills]
+    enabled``), the ``[server] object`` and every upstream: ``upstreams``, or by default the
+    ``[upstreams]`` of the first file read plus the user's and project's ``mcpServers`` files
+    (the files ``trimcp servers`` reads). A ``[server] object`` with nothing else beside it
+    is served as it is, under its own names. With no listener enabled the list is empty.
 
     Raises:
-        ConfigError: see :func:`check_config` and :func:`load_server`.
+        ConfigError: see :func:`check_config` and :func:`load_server`; an ``mcpServers``
+            file that cannot be read.
     """
     check_config(config)
+    backends: list[tuple[str, RequestHandler]] = []
+    described: list[str] = []
+    own: RequestHandler | None = None
     if config.server.object:
-        if config.skills.enabled:
-            logger.warning("[skills] enabled is ignored: [server] object names the server")
         path_file = config.file_of(("server", "path"))
         base_dir = Path(path_file).parent if config.sources else Path.cwd()
-        handler = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
-        source = config.server.object
-    elif config.skills.enabled:
-        handler = _skills_server(config)
-        source = "[skills]"
+        own = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
+        backends.append((own.server_info.name, own))
+        described.append(f"{own.server_info.name} ([server] object = {config.server.object})")
+    if config.skills.enabled:
+        roots = _skills_roots(config)
+        backends.append(("skills", _skills_server(config)))
+        described.append(f"skills (the built-in tools; they can read {', '.join(roots)})")
+    if upstreams is None:
+        upstreams = _upstreams(config)
+    described.extend(
+        f"{server.name} ({server.transport}, from {server.source.describe()})"
+        for server in upstreams.servers.values()
+    )
+    handler: RequestHandler
+    if own is not None and len(backends) == 1 and not upstreams.servers:
+        handler = own
     else:
-        return []
-    children = _listeners(config, handler)
-    info = handler.server_info
-    if not children:
-        logger.warning(
-            "%s (%s) is loaded but not served: enable [http], [websocket] or [stdio]",
-            info.name,
-            source,
+        handler = Gateway(
+            upstreams,
+            local=backends,
+            settings=config.gateway,
+            name=config.application.name,
+            version=_version(),
         )
+    children = _listeners(config, handler)
+    if not children:
+        if described:
+            logger.warning(
+                "%s is loaded but not served: enable [http], [websocket] or [stdio]",
+                ", ".join(described),
+            )
         return children
+    info = handler.server_info
+    source = "the gateway" if isinstance(handler, Gateway) else config.server.object
     logger.info(
         "serving %s %s (%s) over %s",
         info.name,
@@ -230,9 +257,40 @@ def daemon_children(config: SysConfig) -> list[ChildSpec]:
         source,
         ", ".join(child.id for child in children),
     )
+    logger.info("listening at %s", ", ".join(_address(config, child.id) for child in children))
+    logger.info(
+        "backends: %s",
+        "; ".join(described) or "none (configure [upstreams], mcpServers files or [skills])",
+    )
     if isinstance(handler, MCPServer):
         children.insert(0, handler.notification_spec(NotificationHub()))
+    elif isinstance(handler, Gateway):
+        children.insert(0, handler.spec())
     return children
+
+
+def _upstreams(config: SysConfig) -> ClientConfig:
+    """The ``[upstreams]`` of the main file and the user's and project's mcpServers files."""
+    found = load_client_config(sys_config=config.sources[0] if config.sources else None)
+    read = ", ".join(source.describe() for source in found.sources) or "no file"
+    logger.info("upstream MCP servers read from %s: %s", read, ", ".join(found.servers) or "none")
+    return found
+
+
+def _address(config: SysConfig, listener: str) -> str:
+    if listener == "http":
+        return f"http://{config.http.host}:{config.http.port}{config.http.path}"
+    if listener == "websocket":
+        ws = config.websocket
+        return f"ws://{ws.host}:{ws.port}{ws.path}"
+    return listener
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("trimcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
 
 
 def restart_needed(running: SysConfig, new: SysConfig) -> list[str]:

@@ -48,15 +48,26 @@ def test_empty_file_gives_defaults_and_names_the_file(tmp_path: Path) -> None:
     assert load_config(path) == SysConfig(sources=(str(path),))
 
 
-def test_bundled_sys_config_loads_to_exactly_the_defaults() -> None:
+#: The keys the bundled file sets apart from the defaults, on purpose: as shipped,
+#: `trimcp serve --config sys_config.toml` serves the gateway over the built-in tools on
+#: http://127.0.0.1:8000/mcp, while a daemon with no file at all still listens nowhere.
+SHIPPED = SysConfig(
+    http=dataclasses.replace(SysConfig().http, enabled=True),
+    skills=dataclasses.replace(SysConfig().skills, enabled=True),
+)
+
+
+def test_bundled_sys_config_loads_to_exactly_the_defaults_but_the_shipped_ones() -> None:
     config = load_config(BUNDLED)
     assert config.sources == (str(BUNDLED),)
-    assert dataclasses.replace(config, sources=()) == SysConfig()
+    assert dataclasses.replace(config, sources=()) == SHIPPED
+    assert not SysConfig().http.enabled
+    assert not SysConfig().skills.enabled
 
 
 def test_bundled_sys_config_writes_every_key() -> None:
     written = tomllib.loads(BUNDLED.read_text(encoding="utf-8"))
-    assert written == tomllib.loads(render_settings(SysConfig()))
+    assert written == tomllib.loads(render_settings(SHIPPED))
 
 
 def test_bundled_sys_config_documents_every_key_and_include() -> None:

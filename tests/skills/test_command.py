@@ -25,7 +25,7 @@ import pytest
 import trio
 
 from trimcp.cli import main as trimcp_main
-from trimcp.client import ProcessSpec, open_client_session, open_server_process
+from trimcp.client import ClientConfig, ProcessSpec, open_client_session, open_server_process
 from trimcp.config import (
     SKILL_CATEGORIES,
     HttpSettings,
@@ -36,7 +36,6 @@ from trimcp.config import (
     validate_config,
 )
 from trimcp.daemon import daemon_children
-from trimcp.errors import ConfigError
 from trimcp.skills import build_server
 from trimcp.skills._command import _parser, main, settings_from
 from trimcp.testing import open_in_memory_client
@@ -271,33 +270,30 @@ async def test_the_reference_documents_every_tool_and_argument(tmp_path: Path) -
 # --- the daemon, in this process --------------------------------------------------------------
 
 
-def test_skills_enabled_is_a_server_for_the_listeners(
+def test_skills_enabled_is_a_backend_of_the_gateway(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # The rule "an enabled listener needs a server" is met by [skills] enabled...
     config = validate_config(
         {"skills": {"enabled": True, "roots": [str(tmp_path)]}, "http": {"enabled": True}}
     )
     with caplog.at_level("INFO", logger="trimcp.daemon"):
-        assert [child.id for child in daemon_children(config)] == ["notifications", "http"]
-    assert "serving trimcp-skills" in caplog.text
-    assert "([skills]) over http" in caplog.text
-    # ...and not by the table alone.
-    with pytest.raises(ConfigError) as caught:
-        validate_config({"skills": {"enabled": False}, "http": {"enabled": True}})
-    assert "or enabled = true in the [skills] table" in str(caught.value)
+        children = daemon_children(config, upstreams=ClientConfig(servers={}))
+    assert [child.id for child in children] == ["gateway", "http"]
+    assert "(the gateway) over http" in caplog.text
+    assert f"skills (the built-in tools; they can read {tmp_path})" in caplog.text
 
 
-def test_a_named_server_wins_over_skills(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_named_server_and_skills_are_both_backends(caplog: pytest.LogCaptureFixture) -> None:
     config = SysConfig(
         server=ServerSettings(object="examples.everything_server:build_server", path=(str(REPO),)),
         skills=SkillsSettings(enabled=True),
         http=HttpSettings(enabled=True),
     )
     with caplog.at_level("INFO", logger="trimcp.daemon"):
-        daemon_children(config)
-    assert "[skills] enabled is ignored" in caplog.text
-    assert "serving trimcp-everything" in caplog.text
+        children = daemon_children(config, upstreams=ClientConfig(servers={}))
+    assert [child.id for child in children] == ["gateway", "http"]
+    assert "backends: trimcp-everything ([server] object" in caplog.text
+    assert "; skills (the built-in tools" in caplog.text
 
 
 # --- real processes ---------------------------------------------------------------------------

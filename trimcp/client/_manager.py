@@ -27,7 +27,7 @@ import contextlib
 import json
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, final
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from trimcp.config.mcp_servers import ServerConfig
     from trimcp.protocol import JsonObject
 
-    from ._connection import Catalog, Connector, Upstream
+    from ._connection import Catalog, CatalogKind, Connector, Upstream
 
 __all__ = ["ConnectionManager"]
 
@@ -133,6 +133,9 @@ class ConnectionManager:
         registry: where the parts are registered (default: the current run's registry).
         backoff: restart delays and intensity of every connection.
         permissions: which tool calls ``call_tool`` lets through.
+        on_change: called with a server's name whenever its connection changes state or
+            catalog (from the connection's task: must not block); a gateway uses it to
+            re-read the catalogs and tell its clients ``list_changed``.
     """
 
     connector: Connector
@@ -140,6 +143,7 @@ class ConnectionManager:
     registry: Registry | None = None
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     permissions: PermissionPolicy = field(default_factory=PermissionPolicy)
+    on_change: Callable[[str], None] | None = None
 
     def spec(self, config: ClientConfig | Mapping[str, ServerConfig]) -> ChildSpec:
         """Return the subtree's child spec, starting with ``config``'s servers configured.
@@ -218,7 +222,7 @@ class ConnectionManager:
         parent = self._registry().lookup(f"{self.name}.connections")
         spec = ChildSpec.for_actor(
             config.name,
-            lambda: Connection(config, self.connector, self.backoff),
+            lambda: Connection(config, self.connector, self.backoff, self.on_change),
             name=f"{self.name}.conn:{config.name}",
             restart="transient",
         )
@@ -394,6 +398,25 @@ class ConnectionManager:
                 continue
             found.append((server, catalog))
         return found
+
+    async def live_catalogs(self) -> list[tuple[str, dict[CatalogKind, tuple[JsonObject, ...]]]]:
+        """``(server, {kind: items})`` for every connected server, items as the server sent them.
+
+        Unlike ``all_tools`` nothing is reshaped: a gateway passes titles, icons and
+        annotations through unchanged.
+        """
+        return [
+            (
+                server,
+                {
+                    "tools": catalog.tools,
+                    "resources": catalog.resources,
+                    "resourceTemplates": catalog.templates,
+                    "prompts": catalog.prompts,
+                },
+            )
+            for server, catalog in await self._catalogs()
+        ]
 
     async def all_tools(self) -> list[HostTool]:
         """Every connected server's tools under their qualified names."""

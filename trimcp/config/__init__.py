@@ -21,6 +21,8 @@ every other config error and naming the file that set the key (``SysConfig.file_
 
 from __future__ import annotations
 
+from ._gateway import NAMESPACE_SCHEMES as NAMESPACE_SCHEMES
+from ._gateway import GatewaySettings as GatewaySettings
 from ._load import CONFIG_ENV_VAR as CONFIG_ENV_VAR
 from ._load import DEFAULT_CONFIG_FILE as DEFAULT_CONFIG_FILE
 from ._load import find_config_file as find_config_file
@@ -52,9 +54,11 @@ __all__ = [
     "DEFAULT_BLOCKED_PATHS",
     "DEFAULT_CONFIG_FILE",
     "DEFAULT_WRITE_BLOCKED_PATHS",
+    "NAMESPACE_SCHEMES",
     "SKILL_CATEGORIES",
     "ActorSettings",
     "ApplicationSettings",
+    "GatewaySettings",
     "HttpSettings",
     "KeyOrigins",
     "LogFormat",

@@ -1,8 +1,9 @@
 """Rules between settings, which no single key's check can see, and errors about settings.
 
-The validator checks each key on its own. A few settings only make sense together: a
-listener that is enabled needs a server to serve (``[server] object``, or the built-in tools
-of ``[skills]``), and two listeners cannot share a port.
+The validator checks each key on its own. A few settings only make sense together: two
+listeners cannot share a port. (A listener with no ``[server] object`` is valid: it serves
+the gateway over the built-in tools and the ``[upstreams]``/``mcpServers`` servers, which
+this package does not read.)
 These rules run on the built :class:`SysConfig`, after every key passed its own check.
 
 :func:`setting_error` words a problem about a setting the way the validator does, for the
@@ -71,7 +72,6 @@ def check_rules(config: SysConfig) -> None:
 
 
 def _problems(config: SysConfig) -> Iterator[Problem]:
-    yield from _listener_without_server(config)
     yield from _websocket_path_clash(config)
     yield from _port_clash(config)
 
@@ -79,24 +79,6 @@ def _problems(config: SysConfig) -> Iterator[Problem]:
 def _problem(config: SysConfig, key: KeyPath, given: object, expected: str, fix: str) -> Problem:
     return Problem(
         file=config.file_of(key), key=dotted(key), given=describe(given), expected=expected, fix=fix
-    )
-
-
-def _listener_without_server(config: SysConfig) -> Iterator[Problem]:
-    # The built-in tools ([skills] enabled) are served when no [server] object is named.
-    enabled = [f"{name}.enabled" for name in _LISTENERS if getattr(config, name).enabled]
-    if not enabled or config.server.object or config.skills.enabled:
-        return
-    yield _problem(
-        config,
-        ("server", "object"),
-        config.server.object,
-        f'the server to serve, as "package.module:attribute", because {" and ".join(enabled)}'
-        f" {'is' if len(enabled) == 1 else 'are'} true",
-        'write e.g.  object = "myapp.server:server"  in the [server] table (an MCPServer, or a '
-        "function returning one); or enabled = true in the [skills] table to serve the "
-        "built-in file, search and git tools; or set enabled = false in "
-        + " and ".join(f"[{key.partition('.')[0]}]" for key in enabled),
     )
 
 

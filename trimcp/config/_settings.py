@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ._gateway import GatewaySettings
 from ._merge import KeyOrigins
 from ._schema import Check, above, at_least, between, internal, non_empty, spec
 from ._skills import SkillsSettings
@@ -397,6 +398,7 @@ class SysConfig:
         stdio: the ``[stdio]`` table.
         sessions: the ``[sessions]`` table.
         skills: the ``[skills]`` table (``trimcp.skills``).
+        gateway: the ``[gateway]`` table (``trimcp.gateway``).
     """
 
     sources: tuple[str, ...] = field(default=(), metadata=internal())
@@ -437,6 +439,10 @@ class SysConfig:
     skills: SkillsSettings = field(
         default_factory=SkillsSettings,
         metadata=spec(meaning="the built-in file, search and git tools"),
+    )
+    gateway: GatewaySettings = field(
+        default_factory=GatewaySettings,
+        metadata=spec(meaning="how the daemon names what its backends offer"),
     )
 
     def file_of(self, key: KeyPath) -> str:
