@@ -298,7 +298,11 @@ async def test_requests_in_flight_when_input_ends_are_still_answered(
         while chunk := await to_client_receive.receive_some():
             received += chunk
     replies = [orjson.loads(line) for line in received.splitlines()]
-    assert [reply.get("id") for reply in replies] == [0, 1]
+    assert [reply.get("id") for reply in replies] == [0, 1, 2]
+    assert "result" in replies[1]
+    # The one the drain gave up on is answered too, with an error: never left unanswered.
+    assert replies[2]["error"]["code"] == -32000
+    assert "closed before the request finished" in replies[2]["error"]["message"]
 
 
 class _SlowSendStream(trio.abc.SendStream):

@@ -8,9 +8,18 @@ time by layer).
 
 Order of checks for every request, so a refused request never creates a session or touches
 one: path (404), Host/Origin (421/403, DNS-rebinding protection), method (405), headers
-(406/415), body size (413), body outline (400), session id (400/404; ``initialize`` on an
-existing session is 400), protocol version (400), a batch outside 2025-03-26 (400). Once the
-body parsed, the JSON-RPC error of a refusal carries the id of the request it refuses.
+(406/415), body size (413), body outline (400), shutting down (503), session id (400/404;
+``initialize`` on an existing session is 400), protocol version (400), a batch outside
+2025-03-26 (400). Once the body parsed, the JSON-RPC error of a refusal carries the id of the
+request it refuses.
+
+Graceful stop (``trimcp.supervision.Drain``): while the server drains, a POST that carries a
+request (``initialize`` included, and every stateless POST) and a GET that opens a new
+stream are refused with 503, ``Retry-After`` and the JSON-RPC -32000 "shutting down" error;
+a POST of notifications or responses still passes (a client cancels a request in flight, or
+answers the server's own request, that way), as does a GET resuming a stream with
+``Last-Event-ID`` and a DELETE. Every POST counts as work in flight (``Drain.track``) until
+its answer has been sent, so the drain waits for the answers of the requests it lets finish.
 
 Here: the routing and the session endpoint (a session's POSTs, its GET stream, DELETE,
 ``initialize``). Beside it: ``_stateless.py`` (``HttpOptions.stateless``: a session per POST),
@@ -44,12 +53,19 @@ from trimcp.http._checks import (
     new_session_id,
 )
 from trimcp.http._legacy import LegacyEndpoint
-from trimcp.http._session_io import collect, exchange, feed, start_session
+from trimcp.http._session_io import (
+    collect,
+    exchange,
+    feed,
+    shutting_down_refusal,
+    start_session,
+)
 from trimcp.http._sse_writer import SseWriter
 from trimcp.http._stateless import answer_initialize, initialize_quietly, open_stateless_session
 from trimcp.http._stream import HttpSessionStream, peek_id
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
 from trimcp.sessions import ConnectionBound
+from trimcp.supervision import current_drain
 from trimcp.transports import (
     CloseCode,
     OriginPolicy,
@@ -98,6 +114,8 @@ class McpHttpApp:
         self._max_message_size = max_message_size
         self._sse = SseWriter(options)
         self._legacy = LegacyEndpoint(manager, options) if options.legacy_sse else None
+        # The drain of the application this endpoint runs in (None: no graceful stop).
+        self._drain = current_drain()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -181,8 +199,15 @@ class McpHttpApp:
         check_content_type(headers.get("content-type"))
         body = await read_body(headers, receive, self._options.max_body_size)
         outline = read_post_body(body)
+        drain = self._drain
         try:
-            await self._post_outlined(headers, outline, receive, send)
+            if drain is None:
+                await self._post_outlined(headers, outline, receive, send)
+                return
+            if drain.draining and (outline.request_ids or outline.initialize):
+                raise shutting_down_refusal()
+            with drain.track():
+                await self._post_outlined(headers, outline, receive, send)
         except HttpRefusal as refusal:
             # The body parsed, so a refusal answers its request: JSON-RPC 2.0 (section 5)
             # leaves an error's id null only when it could not be found.
@@ -330,6 +355,8 @@ class McpHttpApp:
             head = b"".join(encode_event(data, event_id=event_id) for event_id, data in replay)
             await self._sse.stream(target, live, receive, send, head)
             return
+        if self._drain is not None and self._drain.draining:
+            raise shutting_down_refusal()
         if stream.standalone is not None and stream.standalone.attached:
             raise HttpRefusal(
                 409,

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from trimcp.errors import SessionLimitReached, TransportClosed
 from trimcp.http._checks import HttpRefusal
 from trimcp.protocol import ErrorCode
+from trimcp.sessions import SHUTTING_DOWN, SHUTTING_DOWN_MESSAGE
+from trimcp.supervision import current_drain
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,7 +30,24 @@ if TYPE_CHECKING:
     from trimcp.sessions import SessionManager, SessionRecord
     from trimcp.transports import MessageStream
 
-__all__ = ["collect", "exchange", "feed", "start_session"]
+__all__ = ["collect", "exchange", "feed", "shutting_down_refusal", "start_session"]
+
+
+def shutting_down_refusal(message: str = SHUTTING_DOWN_MESSAGE) -> HttpRefusal:
+    """Return the 503 a draining server answers new work with (``trimcp.supervision.Drain``).
+
+    Its body is the JSON-RPC -32000 error a session answers a refused request with
+    (``trimcp.sessions.SHUTTING_DOWN``); ``Retry-After`` is the drain's time budget, after
+    which this server is gone and a restarted one may be listening.
+    """
+    drain = current_drain()
+    retry_after = str(drain.retry_after if drain is not None else 5).encode("ascii")
+    return HttpRefusal(
+        503,
+        f"Service Unavailable: {message}",
+        code=SHUTTING_DOWN,
+        headers=((b"retry-after", retry_after),),
+    )
 
 
 async def start_session(
@@ -39,10 +58,13 @@ async def start_session(
     Raises:
         HttpRefusal: 503, every session is busy (``SessionLimitReached``). Its body is a
             JSON-RPC internal error: the request was valid, the server cannot take it now.
+            Or 503 with ``Retry-After``, the server is shutting down (``shutting_down_refusal``).
     """
     try:
         return await manager.create_session(session_id, stream)
     except SessionLimitReached as exc:
+        if manager.draining:
+            raise shutting_down_refusal(str(exc)) from None
         message = f"Service Unavailable: {exc}"
         raise HttpRefusal(503, message, code=ErrorCode.INTERNAL_ERROR) from None
 

@@ -25,11 +25,16 @@ from ._options import SessionOptions as SessionOptions
 from ._port import ProgressCallback as ProgressCallback
 from ._session import Notify as Notify
 from ._session import Session as Session
+from ._shutdown import SHUTTING_DOWN as SHUTTING_DOWN
+from ._shutdown import SHUTTING_DOWN_MESSAGE as SHUTTING_DOWN_MESSAGE
+from ._shutdown import shutting_down as shutting_down
 from ._stdio import serve_session as serve_session
 from ._stdio import serve_stdio as serve_stdio
 
 __all__ = [
     "LOG_LEVELS",
+    "SHUTTING_DOWN",
+    "SHUTTING_DOWN_MESSAGE",
     "ConnectionBound",
     "ManagedStream",
     "ManagerStatistics",
@@ -47,4 +52,5 @@ __all__ = [
     "SessionTable",
     "serve_session",
     "serve_stdio",
+    "shutting_down",
 ]

@@ -28,6 +28,11 @@ with ``SessionLimitReached``. Nobody is locked out by sessions that were opened 
 abandoned. However a session ends (terminated, expired, evicted, its stream closed, a crash)
 its stream is closed, which cancels its requests and frees its streams, and its record leaves
 the table.
+
+A graceful stop (``trimcp.supervision.Drain``) moves the manager to its ``DRAINING`` phase:
+from then on no session starts (``create_session`` raises ``SessionLimitReached`` saying the
+server is shutting down: the HTTP endpoint answers 503, a WebSocket closes with 1013), while
+the live sessions drain themselves (``Session``).
 """
 
 from __future__ import annotations
@@ -46,7 +51,15 @@ import trio
 
 from trimcp.actors import DEFER, NORMAL, Actor, ActorRef, Down, monitor
 from trimcp.errors import ActorGone, SessionLimitReached, StartFailed
-from trimcp.supervision import ChildSpec, Supervisor, start_child
+from trimcp.supervision import (
+    DRAIN,
+    DRAINABLE_PHASES,
+    DRAINING,
+    ChildSpec,
+    Supervisor,
+    current_drain,
+    start_child,
+)
 
 from ._session import InitializationDue, Session
 
@@ -55,6 +68,7 @@ if TYPE_CHECKING:
 
     from trimcp.actors import ExitReason, ReplyTo
     from trimcp.errors import MessageTooLarge
+    from trimcp.supervision import Drain
     from trimcp.transports import MessageStream
 
     from ._handler import RequestHandler
@@ -263,6 +277,7 @@ class SessionManager(Actor):
     """
 
     mailbox_size = 1024
+    phase_table = DRAINABLE_PHASES
 
     def __init__(
         self,
@@ -282,6 +297,7 @@ class SessionManager(Actor):
         self._handshakes: collections.OrderedDict[ActorRef, float] = collections.OrderedDict()
         self._handshake_timer_armed = False
         self._counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0, "terminated": 0}
+        self._app_drain: Drain | None = None
 
     # --- the public API (called from any task) ---------------------------------------------
 
@@ -298,6 +314,26 @@ class SessionManager(Actor):
     async def end_session(self, session_id: str, reason: str = "terminated") -> bool:
         """End a session now (DELETE); return False if it was not there."""
         return typing.cast("bool", await self.ref.call(_Terminate(session_id, reason)))
+
+    @property
+    def draining(self) -> bool:
+        """True once a graceful stop began: no new session starts."""
+        return self.phase is DRAINING
+
+    # --- the graceful stop (trimcp.supervision.Drainable) ------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Nothing of its own: the sessions count their requests themselves."""
+        return 0
+
+    def begin_drain(self) -> None:
+        """Start no more sessions (see the module docstring)."""
+        if not self.stopping and self.phase is not DRAINING:
+            self.transition(DRAIN)
+
+    def abort_in_flight(self, reason: str) -> None:
+        """Nothing to cancel here (the sessions abort their own requests)."""
 
     def statistics(self) -> ManagerStatistics:
         """Return the live count and what happened so far."""
@@ -317,6 +353,10 @@ class SessionManager(Actor):
         self._supervisor = typing.cast("ActorRef", started)
         if self.limits.idle_timeout != math.inf:
             self.send_after(self.limits.sweep_every, _Sweep())
+        drain = current_drain()
+        if drain is not None:
+            self._app_drain = drain
+            drain.add(self)
 
     async def handle_call(self, message: object, reply_to: ReplyTo) -> object:
         """Create or terminate a session."""
@@ -356,6 +396,8 @@ class SessionManager(Actor):
 
     async def terminate(self, reason: ExitReason) -> None:
         """Close every session's stream (the supervisor then stops the sessions)."""
+        if self._app_drain is not None:
+            self._app_drain.discard(self)
         for record in self.table.records():
             self.table._remove(record.session_id)
             with trio.CancelScope(shield=True):
@@ -364,6 +406,11 @@ class SessionManager(Actor):
     # --- internals --------------------------------------------------------------------------
 
     async def _create(self, message: _Create) -> SessionRecord:
+        if self.phase is DRAINING:
+            self._counts["refused"] += 1
+            raise SessionLimitReached(
+                "the server is shutting down and starts no new sessions; retry once it is back"
+            )
         if len(self.table) >= self.limits.max_sessions:
             victim = self.table._oldest_idle()
             if victim is None:

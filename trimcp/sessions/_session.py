@@ -32,6 +32,13 @@ progress then mostly leaves without a schedule point.
 Request, reader and actor tasks all run in one trio thread and touch the core only through
 synchronous calls, so no state is shared across an ``await``.
 
+A graceful stop drains the session (``trimcp.supervision.Drain``, ``_shutdown.py``): it joins
+the application's drain when it starts, enters the ``DRAINING`` phase when the drain begins
+and from then on answers every new request with the -32000 "shutting down" error, while the
+requests in flight run on; the drain waits for them (``in_flight``). Those still running when
+its time is up are cancelled and each answered with that error (``abort_in_flight``), as are
+those running when the session stops for any reason: a request is never left unanswered.
+
 What a session deliberately is not: it does not decide what methods mean (``RequestHandler``
 does), it does not frame bytes (the ``MessageStream`` does), and it does not outlive its
 stream: end of input, a broken transport or an initialization timeout end it normally.
@@ -78,6 +85,7 @@ from trimcp.protocol import (
     UnexpectedResponse,
     error_object_for,
 )
+from trimcp.supervision import DRAIN, DRAINABLE_PHASES, DRAINING, current_drain
 from trimcp.transports import PendingAnswer, PushedInput, RequestStreamControl
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle
@@ -85,12 +93,14 @@ from ._inline import run_inline
 from ._input import INPUT_OVER, InputEvent, InputState, InputStep, next_input
 from ._options import SessionOptions
 from ._outgoing import unwrap
+from ._shutdown import shutting_down
 from ._writer import SessionWriter
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from trimcp.protocol import Event, JsonObject, JsonValue, RequestId
+    from trimcp.protocol import Event, JsonObject, JsonValue, Request, RequestId
+    from trimcp.supervision import Drain
     from trimcp.transports import MessageStream, Routed
 
     from ._handler import RequestHandler
@@ -170,6 +180,7 @@ class Session(Actor):
     """One client session (see the module docstring)."""
 
     mailbox_size = 64
+    phase_table = DRAINABLE_PHASES
 
     def __init__(
         self,
@@ -209,6 +220,8 @@ class Session(Actor):
         # The event ``push_input`` waits on when ``_MAX_PUSHED`` bodies are waiting (made by
         # that waiter only).
         self._inbox_room: trio.Event | None = None
+        # The application's drain this session takes part in (set in ``init``), if any.
+        self._app_drain: Drain | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -220,6 +233,10 @@ class Session(Actor):
         else:
             self.start_soon(self._read_loop)
         self._handler.session_opened(SessionHandle(self))
+        drain = current_drain()
+        if drain is not None:
+            self._app_drain = drain
+            drain.add(self)
         timeout = self._options.initialization_timeout
         if timeout != math.inf:
             self._init_timer = self.send_after(timeout, InitializationDue())
@@ -229,14 +246,58 @@ class Session(Actor):
 
         Replies already encoded still go out (a request answered just before the stop
         queues its reply behind another task's write); the actor's stop deadline bounds
-        that. In-flight requests are cancelled with the actor afterwards.
+        that. In-flight requests are cancelled here and each answered with an error (nobody
+        may be left waiting for an answer that cannot come); their tasks end with the actor.
         """
         self._handler.session_closed(SessionHandle(self))
+        if self._app_drain is not None:
+            self._app_drain.discard(self)
+        if self._requests:
+            draining = self._app_drain is not None and self._app_drain.draining
+            self.abort_in_flight(
+                "the server is shutting down: the request was cancelled"
+                if draining
+                else "the session closed before the request finished"
+            )
         self.connection.close()
         for waiter in (self._outgoing or {}).values():
             waiter.answer(None)
         await self._writer.close()
         await self._stream.aclose()
+
+    # --- the graceful stop (trimcp.supervision.Drainable) --------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        """Requests running in a task of their own (an inline one never waits)."""
+        return len(self._requests) if self._requests else 0
+
+    def begin_drain(self) -> None:
+        """Take no new requests (each is answered -32000); let those in flight finish."""
+        if not self.stopping and self.phase is not DRAINING:
+            self.transition(DRAIN)
+
+    def abort_in_flight(self, reason: str) -> None:
+        """Cancel every request in flight and answer each with the -32000 error, ``reason``.
+
+        The answers are queued at once (the writer sends them); the cancelled tasks find
+        their request gone and write nothing more (``_run_request``).
+        """
+        requests, self._requests = self._requests, None
+        if not requests:
+            return
+        error = shutting_down(reason)
+        for request_id, scope in requests.items():
+            scope.cancel()
+            try:
+                data = self.connection.send_error(request_id, error)
+            except LocalProtocolError:
+                continue  # answered or closed meanwhile
+            self._writer.write_soon((data, request_id, True))
+        if self._app_drain is not None:
+            self._app_drain.changed()
+        if self._input is InputState.DRAINING and not self.stopping:
+            self.stop(NORMAL)
 
     # --- inbound ------------------------------------------------------------------------
 
@@ -496,38 +557,59 @@ class Session(Actor):
         ``role.scope`` catches in the reader.
         """
         request = event.request
+        if self.phase is DRAINING:
+            # The server is stopping (a graceful stop's drain): no new work.
+            await self._answer_inline(
+                self.connection.send_error(request.id, shutting_down()), request.id
+            )
+            return
         context = RequestContext(self, request.id, event.progress_token)
         coro = self._handler.handle_request(request, context)
+        failure: Exception | None = None
         try:
             # A copy of the context, as a task of its own would get: a handler's context
             # variables must not leak into the reader and the requests after it.
             result = await run_inline(
                 coro, contextvars.copy_context(), self._hand_over, role, request.id
             )
-        except JsonRpcError as exc:
-            data = self.connection.send_error(request.id, error_object_for(exc))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  (answered below, as an error object)
+            failure = exc
+        requests = self._requests
+        if role.request is not None and (requests is None or request.id not in requests):
+            return  # answered already: cancelled by a stop (abort_in_flight)
+        if failure is None:
+            data = self._encode_result(request.id, request.method, result)
+        else:
+            data = self._encode_failure(request, failure)
+        if role.request is None:  # answered inline: leaves with the reader's batch
+            await self._answer_inline(data, request.id)
+            return
+        reply: Routed = (data, request.id, True)
+        assert requests is not None  # listed by _hand_over
+        del requests[request.id]
+        await self._writer.write(reply)
+        if self._app_drain is not None:
+            self._app_drain.changed()
+        if self._input is InputState.DRAINING and not self._requests:
+            self.stop(NORMAL)
+
+    async def _answer_inline(self, data: bytes, request_id: RequestId) -> None:
+        """Queue the reply to a request answered in the reader: it leaves with the batch."""
+        reply: Routed = (data, request_id, True)
+        if not self._writer.queue(reply):
+            await self._writer.write_later(reply, request=True)
+
+    def _encode_failure(self, request: Request, failure: Exception) -> bytes:
+        if not isinstance(failure, JsonRpcError):
             logger.error(
                 "session %s: handler for %s (id %r) failed",
                 self.name,
                 request.method,
                 request.id,
-                exc_info=exc,
+                exc_info=failure,
                 extra={"session": self.name, "method": request.method},
             )
-            data = self.connection.send_error(request.id, error_object_for(exc))
-        else:
-            data = self._encode_result(request.id, request.method, result)
-        reply: Routed = (data, request.id, True)
-        if role.request is None:  # answered inline: leaves with the reader's batch
-            if not self._writer.queue(reply):
-                await self._writer.write_later(reply, request=True)
-            return
-        assert self._requests is not None  # listed by _hand_over
-        del self._requests[request.id]
-        await self._writer.write(reply)
-        if self._input is InputState.DRAINING and not self._requests:
-            self.stop(NORMAL)
+        return self.connection.send_error(request.id, error_object_for(failure))
 
     def _hand_over(self, role: _Reading, request_id: RequestId) -> None:
         """Let a new task read: this one is about to suspend in the handler it runs.
@@ -556,6 +638,8 @@ class Session(Actor):
         """
         if self._requests:
             self._requests.pop(request_id, None)
+        if self._app_drain is not None:
+            self._app_drain.changed()
         if self.connection.is_cancelled(request_id):
             with contextlib.suppress(LocalProtocolError):
                 self.connection.send_error(request_id, _CANCELLED)

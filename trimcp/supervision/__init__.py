@@ -4,7 +4,9 @@ A supervisor is an actor (``trimcp.actors``) that starts children from ``ChildSp
 restarts them by strategy (``one_for_one``, ``one_for_all``, ``rest_for_one``,
 ``simple_one_for_one``) within a restart intensity, and stops them in reverse start order,
 each within its ``shutdown`` budget. ``open_application`` / ``run_application`` run the root
-supervisor from a ``SysConfig``, embedded in a trio program or as the daemon.
+supervisor from a ``SysConfig``, embedded in a trio program or as the daemon. A ``Drain``
+(``_drain.py``) is the graceful stop's first phase: no new work, what is in flight finishes;
+``run_until_stopped`` gives a server run without the daemon the same SIGTERM behaviour.
 
 Not here: anything about MCP. The pure decisions live in ``_strategy.py`` and
 ``_intensity.py``; ``_supervisor.py`` carries them out.
@@ -24,6 +26,14 @@ from ._application import run_application as run_application
 from ._child_spec import BRUTAL_KILL as BRUTAL_KILL
 from ._child_spec import ChildOptions as ChildOptions
 from ._child_spec import ChildSpec as ChildSpec
+from ._drain import DRAIN as DRAIN
+from ._drain import DRAINABLE_PHASES as DRAINABLE_PHASES
+from ._drain import DRAINING as DRAINING
+from ._drain import Drain as Drain
+from ._drain import Drainable as Drainable
+from ._drain import current_drain as current_drain
+from ._drain import open_drain as open_drain
+from ._drain import run_until_stopped as run_until_stopped
 from ._intensity import add_restart as add_restart
 from ._strategy import SupervisorFlags as SupervisorFlags
 from ._strategy import affected_children as affected_children
@@ -34,21 +44,29 @@ from ._supervisor import Supervisor as Supervisor
 
 __all__ = [
     "BRUTAL_KILL",
+    "DRAIN",
+    "DRAINABLE_PHASES",
+    "DRAINING",
     "Application",
     "ChildCounts",
     "ChildInfo",
     "ChildOptions",
     "ChildSpec",
+    "Drain",
+    "Drainable",
     "Supervisor",
     "SupervisorFlags",
     "add_restart",
     "affected_children",
     "count_children",
+    "current_drain",
     "delete_child",
     "open_application",
+    "open_drain",
     "open_supervisor",
     "restart_child",
     "run_application",
+    "run_until_stopped",
     "should_restart",
     "start_child",
     "supervisor_spec",
