@@ -201,3 +201,39 @@ def test_listings_exit_1_when_a_server_is_down(tmp_path: Path) -> None:
         assert listed.returncode == 1, (command, listed.stderr)
         assert "everything" in listed.stdout or command == "tools", command
         assert 'command "no-such-mcp-server" was not found' in listed.stderr, command
+
+
+def test_servers_says_why_a_failed_server_gave_up_and_never_prints_env_values(
+    tmp_path: Path,
+) -> None:
+    exits = "import sys; sys.stderr.write('boom: no database\\n'); sys.exit(3)"
+    dies = {
+        "command": sys.executable,
+        "args": ["-c", exits],
+        "env": {"API_KEY": "sk-cli-secret-41"},
+    }
+    remote = {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer sk-cli-h"}}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"dies": dies, "remote": remote}}))
+
+    table = trimcp_cli(tmp_path, "servers", "--config", str(config))
+    assert table.returncode == 1, table.stderr
+    row = next(line for line in table.stdout.splitlines() if line.startswith("dies"))
+    assert row.split()[2] == "failed"
+    assert "restart intensity exceeded" in row
+    assert "exit code 3, stderr: boom: no database" in row
+
+    listing = trimcp_cli(tmp_path, "servers", "--json", "--config", str(config))
+    assert listing.returncode == 1, listing.stderr
+    found = {entry["name"]: entry for entry in json.loads(listing.stdout)}
+    entry = found["dies"]
+    assert (entry["state"], entry["exit_code"], entry["attempt"]) == ("failed", 3, 2)
+    assert entry["stderr_tail"] == ["boom: no database"]
+    assert entry["failure"].startswith("restart intensity exceeded")
+    # The names of the variables and headers are shown, their values never.
+    assert entry["config"]["env"] == {"API_KEY": "***"}
+    assert found["remote"]["config"]["headers"] == {"Authorization": "***"}
+    for result in (table, listing):
+        for secret in ("sk-cli-secret-41", "sk-cli-h"):
+            assert secret not in result.stdout
+            assert secret not in result.stderr

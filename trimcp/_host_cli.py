@@ -2,7 +2,7 @@
 
 ::
 
-    trimcp servers                     status of every configured server (connects them)
+    trimcp servers [--json]            status of every configured server (connects them)
     trimcp tools [SERVER] [--json] [--export openai|openai-responses|anthropic|gemini]
     trimcp call SERVER TOOL [JSON]     call one tool; progress on stderr; exit 1 on isError
     trimcp resources [SERVER]          resources of every connected server (or one)
@@ -17,7 +17,10 @@ printed as the friendly messages ``trimcp config check`` shows, and exit 1.
 The one-shot commands print a verdict, not a moment: they wait until every server they need
 is connected or has failed for good (after one retry, or at once when retrying cannot help,
 such as a command that is not installed), for at most ``--wait`` seconds (default 60). A
-server still starting then is shown as such ("still starting after 60 s"), never as failed.
+server still starting then is shown as such ("still starting after 60 s", with its next
+attempt), never as failed; a failed one with why it gave up, its exit code and the last line
+of its stderr. ``env`` and ``headers`` values are never printed (``servers --json`` shows
+their names with ``***``).
 """
 
 from __future__ import annotations
@@ -75,7 +78,12 @@ def add_host_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         parser.set_defaults(command=run)
         return parser
 
-    command("servers", "show every configured MCP server and its state", _servers)
+    servers = command("servers", "show every configured MCP server and its state", _servers)
+    servers.add_argument(
+        "--json",
+        action="store_true",
+        help="print each server's configuration (env and headers values as ***) and status as JSON",
+    )
     tools = command("tools", "list the tools of the connected servers", _tools)
     tools.add_argument("server", nargs="?", help="only this server")
     tools.add_argument("--json", action="store_true", help="print the tool definitions as JSON")
@@ -234,12 +242,29 @@ async def _connect_wanted(
 
 
 def _problem(status: ConnectionStatus, wait: float) -> str:
-    """Why ``status`` is not connected, in plain words (empty if it is)."""
+    """Why ``status`` is not connected, in plain words (empty if it is).
+
+    A failed server's verdict (why it gave up, its exit) comes first, then the last error
+    in full; one still starting says so, with its next attempt.
+    """
     last = (status.last_error or "").strip()
+    if status.state == "failed":
+        verdict = "; ".join(part for part in (status.failure, status.exit_words()) if part)
+        return f"{verdict}\n{last}".strip() if verdict else last
     if status.state not in _STARTING:
         return last
     starting = f"still starting after {wait:g} s (it is {status.state})"
+    if status.next_attempt_in is not None:
+        starting += f"; attempt {status.attempt} in {status.next_attempt_in:.1f} s"
     return f"{starting}; the last attempt failed: {last}" if last else starting
+
+
+def _problem_cell(status: ConnectionStatus, wait: float) -> str:
+    """The table's one-line PROBLEM: the verdict and the last error's first line."""
+    if status.state == "failed":
+        return status.summary()
+    problem = _problem(status, wait).splitlines()
+    return problem[0] if problem else ""
 
 
 def _report_down(statuses: Sequence[ConnectionStatus], wait: float) -> None:
@@ -263,13 +288,16 @@ def _servers(args: argparse.Namespace) -> int:
         rows = [
             ("SERVER", "TRANSPORT", "STATE", "TOOLS", "RESOURCES", "PROMPTS", "RESTARTS", "PROBLEM")
         ]
+        listing: list[dict[str, object]] = []
         for name in sorted(servers):
             config = servers[name]
             status = verdicts[name] if name in verdicts else await manager.status_of(name)
             state: str = status.state if config.enabled else "disabled"
             if config.enabled and not config.auto_connect and status.state == "stopped":
                 state = "not auto-connected"
-            problem = _problem(status, args.wait).splitlines()
+            # The configuration as shown anywhere: env and headers values are ***.
+            shown = {"config": config.shown(), "source": config.source.describe()}
+            listing.append({**status.as_json(), "state": state, **shown})
             rows.append(
                 (
                     status.name,
@@ -279,10 +307,13 @@ def _servers(args: argparse.Namespace) -> int:
                     str(status.resources),
                     str(status.prompts),
                     str(status.restarts),
-                    problem[0] if problem else "",
+                    _problem_cell(status, args.wait),
                 )
             )
-        _table(rows)
+        if args.json:
+            sys.stdout.write(json.dumps(listing, indent=2) + "\n")
+        else:
+            _table(rows)
         return 0 if all(s.connected for s in verdicts.values()) else 1
 
     return _run(args, body)

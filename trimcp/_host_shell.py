@@ -160,8 +160,9 @@ async def _run_command(
 
 async def _status(manager: ConnectionManager, rest: list[str], out: TextIO, _: object) -> None:
     for status in await manager.status():
-        problem = (status.last_error or "").strip().splitlines()
-        tail = f" - {problem[0]}" if problem and not status.connected else ""
+        # Reconnecting: the next attempt and when; failed: why it gave up and the exit.
+        summary = status.summary()
+        tail = f" - {summary}" if summary else ""
         out.write(
             f"{status.name}: {status.state}, {status.tools} tools, {status.resources} resources, "
             f"{status.prompts} prompts, {status.restarts} restarts{tail}\n"
@@ -170,10 +171,17 @@ async def _status(manager: ConnectionManager, rest: list[str], out: TextIO, _: o
 
 async def _servers(manager: ConnectionManager, rest: list[str], out: TextIO, _: object) -> None:
     servers = await manager.servers()
+    from trimcp.client.process import redact_arguments
+
     for status in await manager.status():
         config = servers[status.name]
-        where = config.url or " ".join([config.command or "", *config.args]).strip()
+        # Secret-looking arguments (--token X) hidden, as in every launch message.
+        where = config.url or " ".join(redact_arguments([config.command or "", *config.args]))
         out.write(f"{status.name} ({config.transport}: {where}): {status.state}\n")
+        if status.failure:
+            out.write(f"    {status.failure}\n")
+        elif status.next_attempt_in is not None:
+            out.write(f"    attempt {status.attempt} in {status.next_attempt_in:.1f} s\n")
         if status.last_error and not status.connected:
             out.write("".join(f"    {line}\n" for line in status.last_error.splitlines()))
 

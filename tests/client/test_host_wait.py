@@ -55,7 +55,11 @@ async def test_the_wait_ends_as_soon_as_every_verdict_is_in(autojump_clock: obje
         [status] = await _connect_wanted(manager, "dead", wait=60.0)
         # Failed at t=0 and again at its retry, 0.5 s later: no need to wait any longer.
         assert (status.state, trio.current_time()) == ("failed", 0.5)
-        assert _problem(status, 60.0) == "dead: connection refused"
+        # Why it gave up first, then the last error.
+        assert _problem(status, 60.0) == (
+            "restart intensity exceeded (1 restart within 60 s; 2 attempts in a row)\n"
+            "dead: connection refused"
+        )
 
 
 async def test_a_server_still_starting_says_why_its_last_attempt_failed(

@@ -237,8 +237,9 @@ class Connection(Actor):
         if not cured_by_retry:
             return "not retried: the same error comes back until its cause is fixed"
         policy = self._backoff.policy
+        restarts = "restart" if policy.intensity == 1 else "restarts"
         return (
-            f"restart intensity exceeded ({policy.intensity} restarts within "
+            f"restart intensity exceeded ({policy.intensity} {restarts} within "
             f"{policy.period:g} s; {self._attempts} attempts in a row)"
         )
 

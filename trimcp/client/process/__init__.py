@@ -7,10 +7,12 @@ from ._env import child_environment as child_environment
 from ._launch import ProcessSpec as ProcessSpec
 from ._process import ServerProcess as ServerProcess
 from ._process import open_server_process as open_server_process
+from ._text import redact_arguments as redact_arguments
 
 __all__ = [
     "ProcessSpec",
     "ServerProcess",
     "child_environment",
     "open_server_process",
+    "redact_arguments",
 ]
