@@ -6,6 +6,7 @@ The connector is the in-memory one of ``test_manager``; time runs on ``MockClock
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 import pytest
@@ -34,7 +35,7 @@ def exited(code: int, *stderr: str) -> ServerExited:
 
 
 async def test_reconnecting_says_when_and_which_attempt_then_failed_says_why(
-    autojump_clock: trio.testing.MockClock,
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     upstreams = Upstreams({"a": lambda: make_server("a")}, refuse={"a"})
     async with host(upstreams, {"a": config("a")}, backoff=POLICY) as manager:
@@ -74,7 +75,9 @@ async def test_reconnecting_says_when_and_which_attempt_then_failed_says_why(
 
         # Failed is not forever: reconnect starts afresh (attempts counted from 1 again).
         upstreams.refuse.clear()
-        again = await manager.reconnect("a")
+        with caplog.at_level(logging.INFO, logger="trimcp.client"):
+            again = await manager.reconnect("a")
+        assert "MCP server 'a' connected (attempt 1): 1 tools" in caplog.text
         assert (again.state, again.attempt, again.restarts, again.failure) == (
             "connected",
             1,

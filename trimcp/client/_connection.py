@@ -252,6 +252,15 @@ class Connection(Actor):
                 self._upstream = upstream
                 self._since = trio.current_time()
                 self._set_state("connected")
+                # The log's last word on a server that was down must be that it is up again.
+                logger.info(
+                    "MCP server %r connected (attempt %d): %d tools, %d resources, %d prompts",
+                    self.server,
+                    self._attempts,
+                    len(self._catalog.tools),
+                    len(self._catalog.resources),
+                    len(self._catalog.prompts),
+                )
                 self._settle()
                 reason = await upstream.wait_closed()
                 return reason or ConnectionError(f"the connection to {self.server!r} closed")
