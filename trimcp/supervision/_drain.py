@@ -204,10 +204,13 @@ class Drain:
         self.begin()
         running = self.in_flight
         if running:
+            # A unit is what a participant counts: a request running in a session, an HTTP
+            # answer still being sent (one call in flight over HTTP is both).
             logger.info(
-                "draining: no new sessions or requests; %d in flight get up to %g s",
-                running,
+                "draining: no new sessions or requests; waiting up to %g s for %d unit(s) of"
+                " work in flight",
                 timeout,
+                running,
             )
         with trio.move_on_after(timeout):
             await self.wait_idle()
