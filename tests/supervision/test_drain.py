@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+import signal
 from dataclasses import dataclass, field
 
 import pytest
@@ -15,10 +18,13 @@ from trimcp.supervision import (
     DRAIN,
     DRAINABLE_PHASES,
     DRAINING,
+    ChildSpec,
     Drain,
     current_drain,
     open_application,
     open_drain,
+    run_application,
+    run_until_stopped,
 )
 
 
@@ -239,3 +245,81 @@ async def test_stop_gracefully_takes_its_own_timeout(
         assert not await app.stop_gracefully(timeout)
         assert trio.current_time() == timeout
         await app.wait_stopped()
+
+
+async def _serve_with_work(seconds: float, workers: list[Worker]) -> None:
+    drain = current_drain()
+    assert drain is not None
+    worker = Worker(drain)
+    drain.add(worker)
+    workers.append(worker)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(worker.work, seconds)
+        await trio.sleep_forever()
+
+
+async def test_run_until_stopped_drains_on_sigterm_then_cancels(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    workers: list[Worker] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            functools.partial(run_until_stopped, functools.partial(_serve_with_work, 2.0, workers))
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert trio.current_time() == 2.0  # the work finished, then serve was cancelled
+    assert workers[0].told == ["begin"]
+
+
+async def test_run_until_stopped_stops_at_once_on_a_second_signal(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    workers: list[Worker] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            functools.partial(
+                run_until_stopped,
+                functools.partial(_serve_with_work, 1000.0, workers),
+                stop_timeout=500.0,
+            )
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        os.kill(os.getpid(), signal.SIGTERM)
+        await trio.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGINT)
+    assert trio.current_time() == pytest.approx(1.0)
+
+
+async def test_run_until_stopped_returns_when_serve_returns() -> None:
+    served: list[bool] = []
+
+    async def serve() -> None:
+        served.append(current_drain() is not None)
+
+    await run_until_stopped(serve)
+    assert served == [True]
+
+
+async def test_run_application_drains_before_the_ordered_stop(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    log: list[tuple[str, float]] = []
+    workers: list[Worker] = []
+
+    async def child() -> None:
+        try:
+            await _serve_with_work(3.0, workers)
+        finally:
+            log.append(("child stopped", trio.current_time()))
+
+    config = SysConfig(application=ApplicationSettings(stop_timeout=10.0))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            functools.partial(run_application, config, children=[ChildSpec("worker", child)])
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        os.kill(os.getpid(), signal.SIGTERM)
+    # The child kept running until its work was done (3 s), then the ordered stop ran.
+    assert log == [("child stopped", 3.0)]
+    assert workers[0].told == ["begin"]
