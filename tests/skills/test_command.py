@@ -458,9 +458,13 @@ def test_trimcp_serve_serves_skills_over_http(jail_root: Path, tmp_path: Path) -
         """,
     )
     needle = "MCP over Streamable HTTP at "
+    # No user or project mcpServers files: the gateway serves the built-in tools alone.
+    env = {key: value for key, value in os.environ.items() if key != "TRIMCP_CONFIG"}
+    env |= {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     process = subprocess.Popen(
         [sys.executable, "-m", "trimcp", "serve", "--config", str(config_file)],
         cwd=tmp_path / "outside",
+        env=env,
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -477,11 +481,15 @@ def test_trimcp_serve_serves_skills_over_http(jail_root: Path, tmp_path: Path) -
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert "serving trimcp-skills" in "".join(lines)
-    assert name == "trimcp-skills"
-    # The root is relative to the file's folder, not to the daemon's working directory.
-    assert instructions is not None
-    assert _real(jail_root) in instructions
-    assert names == trio.run(_in_process_tool_names, jail_root)
+    log = "".join(lines) + rest
+    # The daemon serves the gateway, with the built-in tools as its "skills" backend.
+    assert "(the gateway)" in log
+    assert name == "trimcp"
+    assert instructions is None
+    # The root is relative to the file's folder, not to the daemon's working directory; the
+    # start-up log names it.
+    assert _real(jail_root) in log
+    expected = trio.run(_in_process_tool_names, jail_root)
+    assert names == {f"skills__{tool}" for tool in expected}
     assert process.returncode == 0, rest
     assert "application trimcp stopped" in rest
