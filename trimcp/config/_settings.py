@@ -33,8 +33,9 @@ class ApplicationSettings:
 
     Attributes:
         name: the application's name, used in logs and as the root supervisor's name.
-        stop_timeout: seconds the daemon gives the whole ordered stop after SIGTERM or
-            SIGINT before it cancels everything that is still running.
+        stop_timeout: seconds requests in flight get to finish after SIGTERM or SIGINT
+            (the drain), and then again the ordered stop before everything still running
+            is cancelled.
     """
 
     name: str = field(
@@ -43,7 +44,7 @@ class ApplicationSettings:
     stop_timeout: float = field(
         default=30.0,
         metadata=spec(
-            meaning="seconds the ordered stop after SIGTERM/SIGINT may take",
+            meaning="seconds requests in flight get after SIGTERM/SIGINT (and the stop again)",
             check=above(0),
         ),
     )
