@@ -611,8 +611,11 @@ def _websocket_spec(
 async def _serve_connection(manager: SessionManager, stream: WebSocketStream) -> None:
     try:
         record = await manager.create_session(secrets.token_hex(16), ConnectionBound(stream))
-    except SessionLimitReached:
-        await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason="session limit reached")
+    except SessionLimitReached as exc:
+        # The limit, or a drain after SIGTERM: the message says which. A close reason holds
+        # at most 123 bytes (RFC 6455 section 5.5).
+        reason = str(exc).encode()[:120].decode("utf-8", "ignore")
+        await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=reason)
         return
     await record.ref.wait_exited()
 

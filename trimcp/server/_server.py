@@ -59,7 +59,7 @@ from trimcp.server._resources import ResourceEntry, ResourceOptions
 from trimcp.server._tasks import TaskPolicy, TaskStore
 from trimcp.server._tools import ToolEntry, ToolOptions
 from trimcp.sessions import SessionOptions, serve_session, serve_stdio
-from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
+from trimcp.supervision import ChildSpec, open_supervisor, run_until_stopped, supervisor_spec
 from trimcp.transports import serve_websocket as transports_serve_websocket
 
 if TYPE_CHECKING:
@@ -549,14 +549,18 @@ class MCPServer:
             )
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **settings: object) -> None:
-        """Run ``serve_http`` in a new trio loop until interrupted; log to stderr.
+        """Run ``serve_http`` in a new trio loop until SIGTERM/SIGINT; log to stderr.
+
+        The first signal drains (``trimcp.supervision.run_until_stopped``): new sessions and
+        requests are refused, those in flight get 30 s to finish; a second stops at once.
 
         Only loopback by default: see the README before binding other addresses.
         """
         if not logging.getLogger().handlers:
             logging.basicConfig(stream=sys.stderr, level=logging.INFO)
         chosen = typing.cast("ListenerSettings", {**settings, "host": host, "port": port})
-        trio.run(functools.partial(self.serve_http, **chosen))
+        # SIGTERM/SIGINT drain first (requests in flight finish), as under trimcp serve.
+        trio.run(run_until_stopped, functools.partial(self.serve_http, **chosen))
 
     def run_stdio(self) -> None:
         """Run ``serve_stdio`` in a new trio loop; log to stderr if logging is unconfigured.
@@ -565,4 +569,4 @@ class MCPServer:
         """
         if not logging.getLogger().handlers:
             logging.basicConfig(stream=sys.stderr, level=logging.INFO)
-        trio.run(self.serve_stdio)
+        trio.run(run_until_stopped, self.serve_stdio)
