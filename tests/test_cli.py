@@ -168,7 +168,7 @@ async def test_a_reload_applies_logging_and_says_listeners_are_not_rebound(
     started = validate_config({"http": {"port": 9000}})
     reloaded = validate_config({"logging": {"level": "debug"}, "http": {"port": 9001}})
     caplog.set_level(logging.INFO, logger="trimcp.cli")
-    await _apply_reload(started, object(), reloaded)
+    await _apply_reload(started, None, object(), reloaded)
     assert logging.getLogger().level == logging.DEBUG
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", "SIGHUP: changes to [http] take effect only when trimcp serve restarts"),

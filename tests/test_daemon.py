@@ -30,6 +30,7 @@ import pytest
 import trio
 
 from trimcp.actors import Actor, ExitReason, whereis
+from trimcp.client import ClientConfig, ServerConfig
 from trimcp.config import (
     HttpSettings,
     ServerSettings,
@@ -41,7 +42,7 @@ from trimcp.config import (
     validate_config,
 )
 from trimcp.config._settings import ApplicationSettings
-from trimcp.daemon import check_config, daemon_children, load_server, restart_needed
+from trimcp.daemon import build_daemon, check_config, daemon_children, load_server, restart_needed
 from trimcp.errors import ConfigError, TransportBroken, TransportClosed
 from trimcp.notify import TOOLS_LIST_CHANGED
 from trimcp.server import MCPServer
@@ -756,3 +757,99 @@ def test_trimcp_serve_applies_the_http_connection_settings(tmp_path: Path) -> No
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# --- Daemon.reload: SIGHUP re-reads the upstreams and [gateway] -------------------------------
+
+
+@pytest.fixture
+def no_user_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home, XDG folder and working directory with no mcpServers file; returns the folder."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _upstreams_file(path: Path, *names: str, namespace: str = "{server}__{name}") -> Path:
+    # Commands that do not exist: the connections fail at once and no process is started.
+    tables = "".join(
+        f'[upstreams.{name}]\ncommand = ["/nonexistent/trimcp-test-{name}"]\n\n' for name in names
+    )
+    path.write_text(
+        f"[http]\nenabled = true\nport = 0\n\n[skills]\nenabled = false\n\n"
+        f'[gateway]\nnamespace = "{namespace}"\n\n{tables}',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_build_daemon_keeps_the_gateway_it_serves() -> None:
+    config = SysConfig(http=HttpSettings(enabled=True, port=0))
+    upstreams = ClientConfig(
+        servers={"a": ServerConfig(name="a", transport="stdio", command="/nonexistent")}
+    )
+    daemon = build_daemon(config, upstreams=upstreams)
+    assert [child.id for child in daemon.children] == ["gateway", "http"]
+    assert daemon.gateway is not None
+    assert daemon.gateway.backends == ("a",)
+    # Nothing served: nothing to reload.
+    assert build_daemon(SysConfig(), upstreams=upstreams).gateway is None
+
+
+async def test_a_reload_applies_the_re_read_upstreams_and_gateway_settings(
+    no_user_files: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _upstreams_file(no_user_files / "sys_config.toml", "a", "b")
+    daemon = build_daemon(load_config(path))
+    gateway = daemon.gateway
+    assert gateway is not None
+    assert gateway.backends == ("a", "b")
+    caplog.set_level("INFO")
+    async with gateway.open():
+        await gateway.wait_settled()
+        _upstreams_file(path, "b", "c", namespace="none")
+        report = await daemon.reload(load_config(path))
+    assert report is not None
+    assert (report.added, report.removed, report.unchanged) == (("c",), ("a",), ("b",))
+    assert report.settings_changed
+    assert gateway.backends == ("b", "c")
+    assert "upstream MCP servers read from" in caplog.text
+    assert "gateway reloaded: added c; removed a; unchanged b" in caplog.text
+
+
+async def test_a_reload_with_a_broken_mcp_servers_file_keeps_what_runs(
+    no_user_files: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _upstreams_file(no_user_files / "sys_config.toml", "a")
+    daemon = build_daemon(load_config(path))
+    gateway = daemon.gateway
+    assert gateway is not None
+    async with gateway.open():
+        (no_user_files / ".mcp.json").write_text("{not json", encoding="utf-8")
+        assert await daemon.reload(load_config(path)) is None
+    assert gateway.backends == ("a",)
+    assert "SIGHUP: the MCP servers files cannot be read" in caplog.text
+    assert ".mcp.json" in caplog.text
+
+
+async def test_a_reload_without_a_gateway_says_new_upstreams_wait_for_a_restart(
+    no_user_files: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = SysConfig(
+        server=ServerSettings(object=EVERYTHING, path=(str(REPO),)),
+        http=HttpSettings(enabled=True, port=0),
+    )
+    daemon = build_daemon(config)
+    assert daemon.gateway is None
+    assert [child.id for child in daemon.children] == ["notifications", "http"]
+    assert await daemon.reload(config) is None
+    assert "configured now" not in caplog.text
+    path = _upstreams_file(no_user_files / "sys_config.toml", "a")
+    assert await daemon.reload(load_config(path)) is None
+    assert "upstream MCP servers are configured now (a)" in caplog.text
+
+
+def test_gateway_settings_are_no_longer_start_only() -> None:
+    reloaded = validate_config({"gateway": {"namespace": "none"}})
+    assert restart_needed(SysConfig(), reloaded) == []

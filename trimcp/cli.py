@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from trimcp.config import SysConfig
+    from trimcp.daemon import Daemon
 
 logger = logging.getLogger(__name__)
 
@@ -162,19 +163,20 @@ def _serve(args: argparse.Namespace) -> int:
     # Imported here, not at the top, so that `trimcp config ...` does not load the runtime.
     import trio
 
-    from trimcp.daemon import daemon_children
+    from trimcp.daemon import build_daemon
     from trimcp.supervision import run_application
 
     try:
-        children = daemon_children(config)
+        daemon = build_daemon(config)
     except ConfigError as exc:
         return _report(exc)
+    stdio = bool(getattr(args, "stdio", False))
     run = functools.partial(
         run_application,
         config,
-        children=children,
-        reload_config=functools.partial(_load_checked, path),
-        on_reload=functools.partial(_apply_reload, config),
+        children=daemon.children,
+        reload_config=functools.partial(_load_checked, path, stdio=stdio),
+        on_reload=functools.partial(_apply_reload, config, daemon),
     )
     try:
         trio.run(run)
@@ -201,18 +203,25 @@ def _skills(args: argparse.Namespace) -> int:
     return skills_main(arguments)
 
 
-def _load_checked(path: str | os.PathLike[str] | None) -> SysConfig:
-    """Load the configuration and check what only the daemon can (Host/Origin patterns)."""
+def _load_checked(path: str | os.PathLike[str] | None, *, stdio: bool = False) -> SysConfig:
+    """Load the configuration and check what only the daemon can (Host/Origin patterns).
+
+    ``stdio``: the daemon runs ``serve --stdio``; the listeners are read as it set them.
+    """
     from trimcp.daemon import check_config
 
     config = load_config(path)
     check_config(config)
-    return config
+    return _stdio_only(config) if stdio else config
 
 
-async def _apply_reload(started: SysConfig, application: object, config: SysConfig) -> None:
-    # What a SIGHUP changes at once: [logging] here, and application.stop_timeout, which the
-    # application reads when it stops. Listeners keep their sockets and sessions their limits.
+async def _apply_reload(
+    started: SysConfig, daemon: Daemon | None, application: object, config: SysConfig
+) -> None:
+    # What a SIGHUP changes at once: [logging] here; application.stop_timeout, which the
+    # application reads when it stops; the upstreams and [gateway], which the daemon's gateway
+    # applies (it logs what it added, removed, restarted and kept). Listeners keep their
+    # sockets and sessions their limits.
     from trimcp.daemon import restart_needed
 
     configure_logging(config.logging)
@@ -222,6 +231,13 @@ async def _apply_reload(started: SysConfig, application: object, config: SysConf
             "SIGHUP: changes to %s take effect only when trimcp serve restarts",
             ", ".join(pending),
         )
+    if daemon is not None:
+        try:
+            await daemon.reload(config)
+        # This runs in the signal handler's task: whatever went wrong, the daemon carries on
+        # with what runs (a bad file is the usual cause, and is reported as such there).
+        except Exception:
+            logger.exception("SIGHUP: reloading the upstream MCP servers failed")
     logger.info("SIGHUP: applied [logging] and application.stop_timeout; listeners are not rebound")
 
 

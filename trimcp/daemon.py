@@ -32,9 +32,13 @@ while doing so (no such module, no such attribute, not a server, the factory rai
 configuration error; so is a Host/Origin pattern that ``trimcp.transports.OriginPolicy``
 cannot parse, and a ``[skills]`` root that does not exist (:func:`check_config`).
 
-A SIGHUP re-reads the file but does not touch what runs here: listeners keep their
-addresses and sessions their limits until the daemon restarts (:func:`restart_needed`
-names the tables whose changes wait for it).
+A SIGHUP re-reads the file and hands it to :meth:`Daemon.reload`: the gateway re-reads the
+``[upstreams]`` and the ``mcpServers`` files and applies them and ``[gateway]`` while running
+(``Gateway.reload``: added upstreams start, removed ones stop, changed ones restart,
+unchanged ones keep their process; sessions stay open and get ``list_changed``). Listeners
+keep their addresses, sessions their limits and the built-in tools their ``[skills]``
+settings until the daemon restarts (:func:`restart_needed` names the tables whose changes
+wait for it).
 
 Not here: signals and the ordered stop (``trimcp.supervision.run_application``), the
 command line (``trimcp.cli``), the listeners themselves (``trimcp.http``,
@@ -52,15 +56,16 @@ import logging
 import secrets
 import sys
 import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, final
 
 import trio
 
 from trimcp.actors import SHUTDOWN, whereis
 from trimcp.client import load_client_config
 from trimcp.config import setting_error
-from trimcp.errors import SessionLimitReached
+from trimcp.errors import ConfigError, SessionLimitReached
 from trimcp.gateway import Gateway
 from trimcp.http import H1Settings, HttpOptions, http_listener_spec
 from trimcp.notify import NotificationHub
@@ -85,11 +90,18 @@ if TYPE_CHECKING:
         SysConfig,
         WebSocketSettings,
     )
-    from trimcp.errors import ConfigError
+    from trimcp.gateway import ReloadReport
     from trimcp.sessions import RequestHandler
     from trimcp.transports import WebSocketServerInfo, WebSocketStream
 
-__all__ = ["check_config", "daemon_children", "load_server", "restart_needed"]
+__all__ = [
+    "Daemon",
+    "build_daemon",
+    "check_config",
+    "daemon_children",
+    "load_server",
+    "restart_needed",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +138,6 @@ _START_ONLY = (
     "stdio",
     "sessions",
     "skills",
-    "gateway",
 )
 # sys.path entries shown when a module is not found; the rest are elided.
 _SHOWN_PATH_ENTRIES = 8
@@ -196,20 +207,72 @@ def load_server(
     return _as_handler(setting, target, file)
 
 
+@final
+@dataclass(frozen=True, slots=True, eq=False)
+class Daemon:
+    """What ``trimcp serve`` runs, kept by it for SIGHUP (:func:`build_daemon`).
+
+    Attributes:
+        children: the root supervisor's children (:func:`daemon_children`).
+        gateway: the gateway those children serve; None when a ``[server] object`` is
+            served as it is, or nothing is served.
+        upstreams: the upstreams given to :func:`build_daemon`, used again on every reload
+            (tests); None: the files are re-read.
+    """
+
+    children: list[ChildSpec]
+    gateway: Gateway | None = None
+    upstreams: ClientConfig | None = None
+
+    async def reload(self, config: SysConfig) -> ReloadReport | None:
+        """Apply the upstreams and ``[gateway]`` of a re-read ``config`` to the gateway.
+
+        Returns what the gateway did (it logs it too), or None when there is nothing to
+        reload or the ``mcpServers`` files cannot be read; then everything keeps running as
+        it is and the error is logged, like a bad ``sys_config.toml`` (the daemon never
+        stops on a bad reload).
+        """
+        try:
+            upstreams = self.upstreams if self.upstreams is not None else _upstreams(config)
+        except ConfigError as exc:
+            logger.error(
+                "SIGHUP: the MCP servers files cannot be read; the upstreams keep running"
+                " as they are\n%s",
+                exc,
+            )
+            return None
+        if self.gateway is None:
+            if upstreams.servers:
+                logger.warning(
+                    "SIGHUP: upstream MCP servers are configured now (%s); trimcp serve serves"
+                    " its [server] object alone until it restarts",
+                    ", ".join(upstreams.servers),
+                )
+            return None
+        return await self.gateway.reload(upstreams, config.gateway)
+
+
 def daemon_children(config: SysConfig, *, upstreams: ClientConfig | None = None) -> list[ChildSpec]:
-    """Return the children ``trimcp serve`` runs (module docstring).
+    """Return the children ``trimcp serve`` runs: :func:`build_daemon`'s ``children``."""
+    return build_daemon(config, upstreams=upstreams).children
+
+
+def build_daemon(config: SysConfig, *, upstreams: ClientConfig | None = None) -> Daemon:
+    """Build what ``trimcp serve`` runs (module docstring).
 
     The server is the gateway (``trimcp.gateway``) over the built-in tools (``[skills]
     enabled``), the ``[server] object`` and every upstream: ``upstreams``, or by default the
     ``[upstreams]`` of the first file read plus the user's and project's ``mcpServers`` files
     (the files ``trimcp servers`` reads). A ``[server] object`` with nothing else beside it
-    is served as it is, under its own names. With no listener enabled the list is empty.
+    is served as it is, under its own names. With no listener enabled there are no children
+    (and no gateway to reload).
 
     Raises:
         ConfigError: see :func:`check_config` and :func:`load_server`; an ``mcpServers``
             file that cannot be read.
     """
     check_config(config)
+    fixed = upstreams
     backends: list[tuple[str, RequestHandler]] = []
     described: list[str] = []
     own: RequestHandler | None = None
@@ -247,7 +310,7 @@ def daemon_children(config: SysConfig, *, upstreams: ClientConfig | None = None)
                 "%s is loaded but not served: enable [http], [websocket] or [stdio]",
                 ", ".join(described),
             )
-        return children
+        return Daemon(children, upstreams=fixed)
     info = handler.server_info
     source = "the gateway" if isinstance(handler, Gateway) else config.server.object
     logger.info(
@@ -266,7 +329,8 @@ def daemon_children(config: SysConfig, *, upstreams: ClientConfig | None = None)
         children.insert(0, handler.notification_spec(NotificationHub()))
     elif isinstance(handler, Gateway):
         children.insert(0, handler.spec())
-    return children
+        return Daemon(children, handler, fixed)
+    return Daemon(children, upstreams=fixed)
 
 
 def _upstreams(config: SysConfig) -> ClientConfig:
@@ -296,8 +360,9 @@ def _version() -> str:
 def restart_needed(running: SysConfig, new: SysConfig) -> list[str]:
     """Return the tables (``"[http]"``, ...) that differ but take effect only at start.
 
-    A SIGHUP applies ``[logging]`` and ``application.stop_timeout``; listeners are not
-    rebound, and the supervision tree keeps the limits it started with.
+    A SIGHUP applies ``[logging]``, ``application.stop_timeout``, ``[gateway]`` and the
+    upstreams (:meth:`Daemon.reload`); listeners are not rebound, the supervision tree keeps
+    the limits it started with and the built-in tools their ``[skills]``.
     """
     changed = [f"[{name}]" for name in _START_ONLY if getattr(running, name) != getattr(new, name)]
     if running.application.name != new.application.name:

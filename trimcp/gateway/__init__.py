@@ -12,6 +12,7 @@ its connection has restarted it.
 from ._gateway import Gateway as Gateway
 from ._local import IN_PROCESS as IN_PROCESS
 from ._local import local_config as local_config
+from ._reload import ReloadReport as ReloadReport
 from ._view import Route as Route
 from ._view import View as View
 from ._view import build_view as build_view
@@ -20,6 +21,7 @@ from ._view import exposed_name as exposed_name
 __all__ = [
     "IN_PROCESS",
     "Gateway",
+    "ReloadReport",
     "Route",
     "View",
     "build_view",

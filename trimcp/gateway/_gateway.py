@@ -49,6 +49,7 @@ from ._catalog import LISTS, Catalog
 from ._local import IN_PROCESS, local_config, open_local
 from ._logs import relay_log, set_level
 from ._relay import InFlight, client_handlers
+from ._reload import ReloadReport, reload_gateway
 from ._routing import Router
 from ._subscriptions import Subscriptions
 
@@ -156,6 +157,12 @@ class Gateway:
                 await self.manager.connect(server)
         await self._catalog.rebuild()
         return self._catalog.view
+
+    async def reload(
+        self, upstreams: ClientConfig | Mapping[str, ServerConfig], settings: GatewaySettings
+    ) -> ReloadReport:
+        """Apply new upstreams and ``[gateway]`` settings while running (``_reload.py``)."""
+        return await reload_gateway(self, upstreams, settings)
 
     # --- what a reload changes (``_reload.Reloadable``): the parts' state, by its old names ---
 
