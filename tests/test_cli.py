@@ -179,6 +179,22 @@ async def test_a_reload_applies_logging_and_says_listeners_are_not_rebound(
     ]
 
 
+class _BrokenDaemon:
+    async def reload(self, config: object) -> None:
+        raise RuntimeError("boom")
+
+
+async def test_a_reload_that_fails_is_logged_and_the_daemon_carries_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # _apply_reload runs in the signal handler's task: raising there would stop the daemon.
+    config = validate_config({})
+    caplog.set_level(logging.INFO, logger="trimcp.cli")
+    await _apply_reload(config, _BrokenDaemon(), object(), config)  # type: ignore[arg-type]
+    assert "SIGHUP: reloading the upstream MCP servers failed" in caplog.text
+    assert "RuntimeError: boom" in caplog.text
+
+
 def test_usage_errors_exit_with_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     for argv in ([], ["config"], ["config", "frobnicate"], ["serve", "extra"]):
         with pytest.raises(SystemExit) as caught:
