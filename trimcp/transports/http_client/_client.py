@@ -1,9 +1,7 @@
 """``open_http_client_stream``: the client side of MCP's Streamable HTTP transport.
 
-A ``MessageStream`` over HTTP/1.1, so that a ``ClientSession`` runs over HTTP exactly as
-over stdio. Requests go through a lean keep-alive connection pool (``_h1.py``: ~0.25 ms of
-CPU per request where httpx took ~1.6 ms); httpx (on trio through anyio) stays in charge of
-environment proxies and redirects. Per MCP 2025-11-25, Transports >
+A ``MessageStream`` over httpx (which runs on trio through anyio), so that a
+``ClientSession`` runs over HTTP exactly as over stdio. Per MCP 2025-11-25, Transports >
 Streamable HTTP:
 
 * every message is its own POST (``Accept: application/json, text/event-stream``), carrying
@@ -45,14 +43,13 @@ import trio
 from trimcp.errors import SessionExpired, TransportClosed
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
 
-from ._h1 import pool_for
 from ._handoff import Handoff
 from ._inbox import Inbox
 from ._json import outline
 from ._link import HttpLink
 from ._post import run_post
 from ._resume import ReconnectPolicy
-from ._wire import read_limited, send_request
+from ._wire import new_request, read_limited
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
@@ -231,8 +228,9 @@ async def _delete(link: HttpLink, session: str) -> None:
     headers = link.headers("application/json, text/event-stream")
     headers["mcp-session-id"] = session
     with trio.move_on_after(_DELETE_TIMEOUT, shield=True):
+        request = new_request(link.client, "DELETE", link.url, headers)
         try:
-            response = await send_request(link, "DELETE", headers)
+            response = await link.client.send(request, stream=True)
             try:
                 await read_limited(response, 4096)
             finally:
@@ -300,7 +298,6 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
     if max_requests_in_flight < 1:
         raise ValueError("max_requests_in_flight must be at least 1")
     policy = reconnect or ReconnectPolicy()
-    pool = pool_for(url, connect_timeout=connect_timeout, read_timeout=read_timeout)
     try:
         async with (
             http_client(connect_timeout, read_timeout) as client,
@@ -314,7 +311,6 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
                 max_message_size=max_message_size,
                 policy=policy,
                 max_requests=max_requests_in_flight,
-                pool=pool,
             )
             link.nursery = nursery
             stream = HttpClientStream(link, nursery, status_wait=status_wait)
@@ -322,9 +318,6 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
                 yield stream
             finally:
                 await stream.aclose()
-                if pool is not None:
-                    with trio.CancelScope(shield=True):
-                        await pool.aclose()
     except BaseExceptionGroup as group:
         # The nursery wraps the block's own exception: hand it back unwrapped.
         if len(group.exceptions) == 1:

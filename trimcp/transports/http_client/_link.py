@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from ._h1 import H1Pool
     from ._handoff import Handoff
     from ._inbox import Inbox
     from ._json import RequestId
@@ -62,12 +61,8 @@ class HttpLink:
         max_message_size: int,
         policy: ReconnectPolicy,
         max_requests: int,
-        pool: H1Pool | None = None,
     ) -> None:
         self.client = client
-        # The lean HTTP/1.1 connections of the hot path; None: httpx for everything (a
-        # proxy applies). Either way ``send`` picks (``_wire.send_request``).
-        self.pool = pool
         self.url = url
         self.inbox = inbox
         self.max_message_size = max_message_size

@@ -32,7 +32,7 @@ from ._errors import connection_error, server_message, status_error, unexpected_
 from ._json import error_response, initialize_version, response_ids, split_body
 from ._link import ACCEPT_BOTH
 from ._sse import StreamState, is_event_stream, keep_reading
-from ._wire import close_response, read_limited, send_request
+from ._wire import close_response, new_request, read_limited
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from ._handoff import Handoff
     from ._json import Outline, RequestId
     from ._link import HttpLink
-    from ._wire import Answer
 
 __all__ = ["run_post"]
 
@@ -77,8 +76,9 @@ async def _post(
 ) -> None:
     session = link.session_id
     headers = link.headers(ACCEPT_BOTH, post=True)
+    request = new_request(link.client, "POST", link.url, headers, data, on_sent=handoff.mark_sent)
     try:
-        response = await send_request(link, "POST", headers, data, on_sent=handoff.mark_sent)
+        response = await link.client.send(request, stream=True)
     except httpx.HTTPError as exc:
         error = connection_error(link.url, exc, connected=session is not None)
         error.__cause__ = exc
@@ -134,7 +134,7 @@ async def _refused(  # noqa: PLR0913  # one answer's facts, each needed for the 
     link: HttpLink,
     outline: Outline,
     handoff: Handoff,
-    response: Answer,
+    response: httpx.Response,
     *,
     session: str | None,
     scope: trio.CancelScope,
@@ -160,7 +160,9 @@ async def _refused(  # noqa: PLR0913  # one answer's facts, each needed for the 
         logger.warning("the server refused a notification or response: %s", error)
 
 
-async def _read_json(link: HttpLink, outline: Outline, handoff: Handoff, response: Answer) -> None:
+async def _read_json(
+    link: HttpLink, outline: Outline, handoff: Handoff, response: httpx.Response
+) -> None:
     """Deliver an ``application/json`` answer; answer locally for what it lacks."""
     kind = response.headers.get("content-type", "")
     try:

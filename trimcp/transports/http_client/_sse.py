@@ -25,7 +25,7 @@ from ._errors import server_message
 from ._json import initialize_version, response_ids
 from ._link import ACCEPT_SSE
 from ._resume import SeenIds, decode
-from ._wire import close_response, read_chunks, read_limited, send_request
+from ._wire import close_response, new_request, read_chunks, read_limited
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
     from ._json import RequestId
     from ._link import HttpLink
-    from ._wire import Answer
 
 __all__ = ["StreamState", "is_event_stream", "keep_reading"]
 
@@ -88,13 +87,13 @@ class _Read:
     broken: bool
 
 
-def is_event_stream(response: Answer) -> bool:
+def is_event_stream(response: httpx.Response) -> bool:
     """Return whether ``response`` carries ``text/event-stream``."""
     kind = str(response.headers.get("content-type", ""))
     return kind.split(";", 1)[0].strip().lower() == "text/event-stream"
 
 
-async def keep_reading(link: HttpLink, state: StreamState, first: Answer | None) -> str:
+async def keep_reading(link: HttpLink, state: StreamState, first: httpx.Response | None) -> str:
     """Read ``first`` and then resumptions until ``state`` is done.
 
     Without ``first``, connects at once with a GET. Returns ``""`` when done (or when the
@@ -131,7 +130,7 @@ async def keep_reading(link: HttpLink, state: StreamState, first: Answer | None)
 
 async def _reconnect(
     link: HttpLink, state: StreamState, session: str | None
-) -> Answer | str | None:
+) -> httpx.Response | str | None:
     """GET the endpoint (with ``Last-Event-ID`` if there is one); then set ``state.opened``.
 
     Returns the open event stream, None for a failure worth another attempt, or a reason
@@ -143,10 +142,13 @@ async def _reconnect(
     return outcome
 
 
-async def _connect(link: HttpLink, state: StreamState, session: str | None) -> Answer | str | None:
+async def _connect(
+    link: HttpLink, state: StreamState, session: str | None
+) -> httpx.Response | str | None:
     headers = link.headers(ACCEPT_SSE, last_event_id=state.decoder.last_event_id)
+    request = new_request(link.client, "GET", link.url, headers)
     try:
-        response = await send_request(link, "GET", headers)
+        response = await link.client.send(request, stream=True)
     except httpx.HTTPError as exc:
         logger.debug("reconnecting an SSE stream to %s failed: %r", link.url, exc)
         return None
@@ -174,7 +176,7 @@ async def _refused(link: HttpLink, status: int, detail: str, session: str | None
     return None
 
 
-async def _read_connection(link: HttpLink, state: StreamState, response: Answer) -> _Read:
+async def _read_connection(link: HttpLink, state: StreamState, response: httpx.Response) -> _Read:
     """Deliver one connection's messages; close it."""
     events = 0
     broken = False

@@ -10,28 +10,15 @@ a cancelled scope, so that trio's ``Cancelled`` goes up through every generator 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias, final
+from typing import TYPE_CHECKING, final
 
 import httpx
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable
 
-    from ._h1 import H1Response
-    from ._link import HttpLink
-
-__all__ = [
-    "Answer",
-    "close_response",
-    "new_request",
-    "read_chunks",
-    "read_limited",
-    "send_request",
-]
-
-#: An answer being read: from the lean HTTP/1.1 pool, or from httpx (proxies, redirects).
-Answer: TypeAlias = "httpx.Response | H1Response"
+__all__ = ["close_response", "new_request", "read_chunks", "read_limited"]
 
 # Seconds allowed to close a response whose task is being cancelled.
 _CLOSE_GRACE = 1.0
@@ -98,33 +85,9 @@ def new_request(  # noqa: PLR0913  # the request's parts, and the one hook
     return request
 
 
-async def send_request(
-    link: HttpLink,
-    method: str,
-    headers: Mapping[str, str],
-    data: bytes = b"",
-    *,
-    on_sent: Callable[[], object] | None = None,
-) -> Answer:
-    """Send a request to ``link.url`` through ``link.pool`` (the hot path), else httpx.
-
-    An answer from the pool that redirects is closed and the request repeated through
-    httpx, which follows redirects (``_h1.py``). Returns the answer once its head arrived.
-
-    Raises:
-        httpx.HTTPError: connecting, writing or reading the head failed.
-    """
-    pool, client = link.pool, link.client
-    if pool is not None:
-        answer = await pool.send(method, headers, data, on_sent=on_sent)
-        if not answer.redirect:
-            return answer
-        await close_response(answer)
-    request = new_request(client, method, link.url, dict(headers), data, on_sent=on_sent)
-    return await client.send(request, stream=True)
-
-
-async def read_chunks(response: Answer, consume: Callable[[bytes], Awaitable[bool]]) -> None:
+async def read_chunks(
+    response: httpx.Response, consume: Callable[[bytes], Awaitable[bool]]
+) -> None:
     """Pass each chunk of ``response``'s body to ``consume`` until it returns False or the
     body ends.
 
@@ -132,11 +95,6 @@ async def read_chunks(response: Answer, consume: Callable[[bytes], Awaitable[boo
         httpx.HTTPError: the connection broke.
     """
     chunks = response.aiter_bytes()
-    if not isinstance(response, httpx.Response):  # a plain iterator: nothing to finalize
-        async for chunk in chunks:
-            if not await consume(chunk):
-                return
-        return
     try:
         async for chunk in chunks:
             if not await consume(chunk):
@@ -151,7 +109,7 @@ async def read_chunks(response: Answer, consume: Callable[[bytes], Awaitable[boo
                 pass
 
 
-async def read_limited(response: Answer, limit: int) -> bytes:
+async def read_limited(response: httpx.Response, limit: int) -> bytes:
     """Read ``response``'s body, stopping once ``limit`` bytes or more are in.
 
     Raises:
@@ -167,9 +125,7 @@ async def read_limited(response: Answer, limit: int) -> bytes:
     return bytes(body)
 
 
-async def close_response(response: Answer) -> None:
+async def close_response(response: httpx.Response) -> None:
     """Close ``response``, even from a task being cancelled, within a short grace."""
-    if not isinstance(response, httpx.Response) and response.release():
-        return  # kept for the next request: nothing to wait for
     with trio.move_on_after(_CLOSE_GRACE, shield=True):
         await response.aclose()
