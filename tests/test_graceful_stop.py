@@ -16,11 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
-import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +25,7 @@ import httpx
 import orjson
 import pytest
 
+from tests.daemon_process import DaemonProcess
 from trimcp.sessions import SHUTTING_DOWN
 from trimcp.transports import SSEDecoder
 
@@ -49,8 +46,10 @@ INITIALIZE = {
 pytestmark = pytest.mark.slow
 
 
-class Daemon:
-    """A ``trimcp serve`` process in its own process group, its stderr read by a thread."""
+class Daemon(DaemonProcess):
+    """``trimcp serve`` of ``graceful_server``, whose calls leave markers when they start."""
+
+    wait_timeout = 15.0
 
     def __init__(self, tmp_path: Path, stop_timeout: float) -> None:
         config = tmp_path / "sys_config.toml"
@@ -63,52 +62,7 @@ class Daemon:
         )
         self.markers = tmp_path / "markers"
         self.markers.mkdir()
-        env = {
-            **os.environ,
-            "HOME": str(tmp_path),  # no user mcpServers file: this server alone
-            "XDG_CONFIG_HOME": str(tmp_path / ".config"),
-            "GRACEFUL_MARKER_DIR": str(self.markers),
-            "PYTHONUNBUFFERED": "1",
-        }
-        env.pop("TRIMCP_CONFIG", None)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "trimcp", "serve", "--config", str(config)],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            with self._changed:
-                self.lines.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self.lines.append("")  # end of stderr
-            self._changed.notify_all()
-
-    def wait_for(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
-        """Return the first match of ``pattern`` in a stderr line, waiting for it."""
-        deadline = time.monotonic() + timeout
-        regex = re.compile(pattern)
-        with self._changed:
-            while True:
-                for line in self.lines:
-                    if found := regex.search(line):
-                        return found
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.lines and self.lines[-1] == ""):
-                    raise AssertionError(f"no {pattern!r} in:\n{''.join(self.lines)}")
-                self._changed.wait(left)
+        super().__init__(tmp_path, config, {"GRACEFUL_MARKER_DIR": str(self.markers)})
 
     def wait_started(self, tag: str, timeout: float = 15.0) -> None:
         marker = self.markers / f"started-{tag}"
@@ -116,28 +70,6 @@ class Daemon:
         while not marker.exists():
             assert time.monotonic() < deadline, f"the {tag} call never started"
             time.sleep(0.01)
-
-    def log(self) -> str:
-        with self._changed:
-            return "".join(self.lines)
-
-    def group_alive(self) -> bool:
-        """True while any process of the daemon's group is left."""
-        try:
-            os.killpg(self.process.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def cleanup(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-        self._reader.join(timeout=10)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
 
 
 @pytest.fixture

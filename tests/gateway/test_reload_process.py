@@ -13,20 +13,17 @@ is gone. SIGTERM by PID then stops everything: exit 0, no process of the group l
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 import trio
 
+from tests.daemon_process import DaemonProcess
 from trimcp.client import (
     ClientHandlers,
     ClientSession,
@@ -57,75 +54,7 @@ def _write_config(path: Path, upstreams: dict[str, tuple[str, ...]]) -> None:
     )
 
 
-class Daemon:
-    """A ``trimcp serve`` process in its own process group, its stderr read by a thread."""
-
-    def __init__(self, tmp_path: Path, config: Path) -> None:
-        env = {key: value for key, value in os.environ.items() if key != "TRIMCP_CONFIG"}
-        env |= {
-            "HOME": str(tmp_path),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONUNBUFFERED": "1",
-        }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "trimcp", "serve", "--config", str(config)],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            with self._changed:
-                self.lines.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self.lines.append("")  # end of stderr
-            self._changed.notify_all()
-
-    def wait_for(self, pattern: str, timeout: float = 20.0) -> re.Match[str]:
-        """Return the first match of ``pattern`` in a stderr line, waiting for it."""
-        deadline = time.monotonic() + timeout
-        regex = re.compile(pattern)
-        with self._changed:
-            while True:
-                for line in self.lines:
-                    if found := regex.search(line):
-                        return found
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.lines and self.lines[-1] == ""):
-                    raise AssertionError(f"no {pattern!r} in:\n{''.join(self.lines)}")
-                self._changed.wait(left)
-
-    def log(self) -> str:
-        with self._changed:
-            return "".join(self.lines)
-
-    def group_alive(self) -> bool:
-        try:
-            os.killpg(self.process.pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-    def cleanup(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-        self._reader.join(timeout=10)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+Daemon = DaemonProcess
 
 
 def _gone(pid: int, timeout: float = 10.0) -> bool:
