@@ -29,9 +29,7 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +41,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+
+from tests.daemon_process import ChildProcess
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -69,68 +69,7 @@ pytestmark = [
 # --- processes ----------------------------------------------------------------------------
 
 
-class Proc:
-    """A child process in its own process group, its stderr collected by a thread."""
-
-    def __init__(self, command: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        self.pid = self.process.pid
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            with self._changed:
-                self.lines.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self.lines.append("")  # end of stderr
-            self._changed.notify_all()
-
-    def log(self) -> str:
-        with self._changed:
-            return "".join(self.lines)
-
-    def wait_for(self, pattern: re.Pattern[str], timeout: float = 20.0) -> re.Match[str]:
-        """The first match of ``pattern`` in a stderr line, waiting (bounded) for it."""
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while True:
-                for line in self.lines:
-                    if found := pattern.search(line):
-                        return found
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.lines and self.lines[-1] == ""):
-                    raise AssertionError(f"no {pattern.pattern!r} in:\n{''.join(self.lines)}")
-                self._changed.wait(left)
-
-    def stop(self) -> None:
-        """SIGTERM by PID, then SIGKILL (the PID, then its group) if it does not exit."""
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-        self._reader.join(timeout=10)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+Proc = ChildProcess
 
 
 def alive(pid: int) -> bool:
