@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 import trimcp
-from trimcp.cli import _apply_reload, main
+from trimcp.cli import main
+from trimcp.cli._main import _apply_reload
 from trimcp.config import validate_config
 
 if TYPE_CHECKING:

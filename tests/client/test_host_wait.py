@@ -1,6 +1,6 @@
 """What the one-shot host commands wait for before they print: a verdict for every server.
 
-The commands' waiting (``trimcp._host_cli._connect_wanted``) over the manager tests' fake
+The commands' waiting (``trimcp.cli._host._connect_wanted``) over the manager tests' fake
 connector, on ``MockClock``: servers that connect at once, connect late, fail their first
 start, fail every start, or cannot be started at all. The commands themselves, with real
 processes, are in tests/test_host_cli.py.
@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 import trio
 
-from trimcp._host_cli import _connect_wanted, _problem
+from trimcp.cli._host import _connect_wanted, _problem
 from trimcp.client._backoff import BackoffPolicy
 from trimcp.errors import UnknownServer
 
 from .test_manager import Upstreams, config, host, make_server
 
-# The commands' own policy (``_host_cli._host``): one attempt and one retry.
+# The commands' own policy (``cli._host._host``): one attempt and one retry.
 ONE_RETRY = BackoffPolicy(initial=0.5, jitter=0.0, intensity=1)
 
 

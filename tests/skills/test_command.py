@@ -360,8 +360,8 @@ def _stopped(process: subprocess.Popen[str], signum: int) -> tuple[str, str]:
 @pytest.mark.slow
 def test_the_config_commands_do_not_import_the_tools() -> None:
     code = (
-        "import sys, trimcp.cli\n"
-        "trimcp.cli._parser().parse_args(['config', 'show'])\n"
+        "import sys, trimcp.cli._main\n"
+        "trimcp.cli._main._parser().parse_args(['config', 'show'])\n"
         "print(sorted(name for name in sys.modules if name.startswith('trimcp.skills')))\n"
     )
     done = subprocess.run(

@@ -10,7 +10,7 @@
                                       serve the built-in file, search and git tools
                                       (``trimcp.skills``; ``trimcp skills --help``)
     trimcp servers | tools | call | resources | prompts | shell
-                                      the configured MCP servers (``trimcp._host_cli``)
+                                      the configured MCP servers (``trimcp.cli._host``)
 
 PATH defaults to ``$TRIMCP_CONFIG``, then ``./sys_config.toml``, then built-in defaults.
 ``serve`` runs the MCP server of ``[server] object`` on the listeners the file enables
@@ -32,8 +32,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from trimcp._host_cli import add_host_commands, check_client_config
 from trimcp._logging import configure_logging
+from trimcp.cli._host import add_host_commands, check_client_config
 from trimcp.config import find_config_file, load_config, render_settings
 from trimcp.errors import ConfigError, SupervisorError
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from trimcp.config import SysConfig
     from trimcp.daemon import Daemon
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("trimcp.cli")  # the name users see in the log, whichever module
 
 _FAILURE = 1
 

@@ -450,7 +450,7 @@ def _table(rows: Sequence[Sequence[str]]) -> None:
 
 
 def _shell(args: argparse.Namespace) -> int:
-    from trimcp._host_shell import run_shell
+    from trimcp.cli._shell import run_shell
 
     reload = functools.partial(load_host_config, args.config)
     return _run(args, functools.partial(run_shell, reload_config=reload))
