@@ -33,6 +33,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from trimcp._logging import configure_logging
+from trimcp.cli import _inspect, _install, _run
 from trimcp.cli._host import add_host_commands, check_client_config
 from trimcp.config import find_config_file, load_config, render_settings
 from trimcp.errors import ConfigError, SupervisorError
@@ -110,6 +111,9 @@ def _parser() -> argparse.ArgumentParser:
     skills.add_argument("arguments", nargs=argparse.REMAINDER)
     skills.set_defaults(command=_skills)
     add_host_commands(commands)
+    _run.add_command(commands)
+    _install.add_command(commands)
+    _inspect.add_command(commands)
     return parser
 
 
