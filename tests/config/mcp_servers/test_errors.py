@@ -380,3 +380,18 @@ def test_password_in_a_bad_url_is_not_repeated() -> None:
     text = error_of({"url": "ftp://bob:hunter2@example.com/mcp"})
     assert 'given:    "ftp://***@example.com/mcp" (a string)' in text
     assert "hunter2" not in text
+
+
+def test_always_allow_must_be_an_array_of_tool_names() -> None:
+    assert error_of({"command": "x", "alwaysAllow": "read_file search"}).splitlines()[2:] == [
+        "  field:    alwaysAllow",
+        '  given:    "read_file search" (a string)',
+        "  expected: an array of this server's tool names",
+        '  fix:      write it as an array: ["read_file", "search"]',
+    ]
+    assert "item 1 is an integer" in error_of({"command": "x", "autoApprove": ["a", 1]})
+
+
+def test_always_allow_and_auto_approve_together() -> None:
+    text = error_of({"command": "x", "alwaysAllow": ["a"], "autoApprove": ["a"]})
+    assert '"alwaysAllow" and "autoApprove" mean the same: keep one' in text

@@ -246,10 +246,34 @@ def test_servers_keep_the_order_written(tmp_path: Path) -> None:
 
 
 def test_other_hosts_keys_are_ignored_with_a_warning() -> None:
-    entry = {"command": "x", "autoApprove": ["read"], "timeout": 30, "description": "d"}
+    entry = {"command": "x", "disabledTools": ["rm"], "timeout": 30, "description": "d"}
     config = client_config_from_mapping({"mcpServers": {"s": entry}}, environ={})
     assert config.servers["s"].command == "x"
     fields = [warning.field for warning in config.warnings]
-    assert fields == ["autoApprove", "timeout", "description"]
+    assert fields == ["disabledTools", "timeout", "description"]
     assert all(warning.severity == "warning" for warning in config.warnings)
     assert "request_timeout" in config.warnings[1].fix
+
+
+@pytest.mark.parametrize("key", ["alwaysAllow", "autoApprove", "always_allow"])
+def test_other_hosts_always_allow_lists_are_read(key: str) -> None:
+    entry = {"command": "x", key: ["read_file", "delete_file"]}
+    config = client_config_from_mapping({"mcpServers": {"s": entry}}, environ={})
+    assert config.servers["s"].always_allow == ("read_file", "delete_file")
+    assert config.warnings == ()
+    assert ServerConfig(name="s", transport="stdio", command="x").always_allow == ()
+
+
+def test_always_allow_in_upstreams_toml(tmp_path: Path) -> None:
+    server = only(
+        load(
+            tmp_path,
+            "sys_config.toml",
+            """
+            [upstreams.fs]
+            command = ["npx", "-y", "server-filesystem"]
+            always_allow = ["read_file"]
+            """,
+        )
+    )
+    assert server.always_allow == ("read_file",)

@@ -39,6 +39,7 @@ def test_defaults_are_the_documented_ones() -> None:
     assert server.request_timeout == 60.0
     assert server.reset_timeout_on_progress is True
     assert server.max_request_timeout is None
+    assert server.always_allow == ()
     assert server.source == INLINE
     assert dict(server.env) == {}
     assert dict(server.headers) == {}
@@ -72,6 +73,7 @@ def test_env_order_does_not_matter() -> None:
         {"startup_timeout": 5.0},
         {"reset_timeout_on_progress": False},
         {"max_request_timeout": 600.0},
+        {"always_allow": ("read_file",)},
         {"name": "other"},
     ],
 )

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 FIELDS = (
     "command", "args", "env", "env_passthrough", "cwd", "url", "headers", "transport",
     "enabled", "disabled", "auto_connect", "startup_timeout", "request_timeout",
-    "reset_timeout_on_progress", "max_request_timeout",
+    "reset_timeout_on_progress", "max_request_timeout", "always_allow",
 )  # fmt: skip
 
 ALIASES = {
@@ -46,6 +46,8 @@ ALIASES = {
     "maxRequestTimeout": "max_request_timeout",
     "serverUrl": "url",  # Windsurf
     "httpUrl": "url",  # Gemini CLI
+    "alwaysAllow": "always_allow",  # Cline, Roo Code
+    "autoApprove": "always_allow",  # Cline's older spelling, Windsurf
 }
 
 _SYNONYMS = {
@@ -57,8 +59,6 @@ _SAME = "other MCP hosts use it; trimcp has no such setting"
 
 _FOREIGN = {
     "timeout": "trimcp's timeouts are request_timeout and startup_timeout, in seconds",
-    "autoApprove": "tool permissions are rules on the host, not part of a server entry",
-    "alwaysAllow": "tool permissions are rules on the host, not part of a server entry",
     "disabledTools": "tool permissions are rules on the host, not part of a server entry",
     "includeTools": "tool permissions are rules on the host, not part of a server entry",
     "excludeTools": "tool permissions are rules on the host, not part of a server entry",
@@ -191,7 +191,7 @@ def _check_field(  # noqa: PLR0911 - one branch per kind of field
 ) -> object:
     if canonical == "command":
         return _command(checker, key, value, section)
-    if canonical in ("args", "env_passthrough"):
+    if canonical in ("args", "env_passthrough", "always_allow"):
         return checker.strings(key, value, *_ARRAYS[canonical])
     if canonical in ("env", "headers"):
         return checker.string_map(key, value, headers=canonical == "headers")
@@ -209,6 +209,7 @@ def _check_field(  # noqa: PLR0911 - one branch per kind of field
 _ARRAYS = {
     "args": ("an array of strings", '["-y", "@modelcontextprotocol/server-everything"]'),
     "env_passthrough": ("an array of environment variable names", '["HOME", "AWS_PROFILE"]'),
+    "always_allow": ("an array of this server's tool names", '["read_file", "search"]'),
 }
 
 
@@ -294,7 +295,7 @@ def _build(
 
 _PASSED_ON = (
     "env", "env_passthrough", "cwd", "url", "headers", "auto_connect", "startup_timeout",
-    "request_timeout", "reset_timeout_on_progress", "max_request_timeout",
+    "request_timeout", "reset_timeout_on_progress", "max_request_timeout", "always_allow",
 )  # fmt: skip
 
 

@@ -84,6 +84,9 @@ class ServerConfig:
             ``request_timeout``. Default True.
         max_request_timeout: seconds a request may take in all, progress or not; None
             (the default) sets no cap.
+        always_allow: names of this server's tools that a host calls without asking, even
+            when the server marks them destructive (``alwaysAllow`` / ``autoApprove`` in the
+            files other hosts read). Exact names, as the server spells them. Default none.
         source: where the definition was read; not part of equality or the fingerprint.
     """
 
@@ -102,6 +105,7 @@ class ServerConfig:
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     reset_timeout_on_progress: bool = True
     max_request_timeout: float | None = None
+    always_allow: tuple[str, ...] = ()
     source: ConfigSource = field(default=INLINE, compare=False)
 
     def __post_init__(self) -> None:
@@ -110,6 +114,7 @@ class ServerConfig:
         object.__setattr__(self, "headers", MappingProxyType(dict(self.headers)))
         object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "env_passthrough", tuple(self.env_passthrough))
+        object.__setattr__(self, "always_allow", tuple(self.always_allow))
 
     def __hash__(self) -> int:
         return hash(self.fingerprint())
