@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 
@@ -105,6 +106,28 @@ async def test_destructive_hints_only_ever_restrict() -> None:
     assert (await policy.check(request("mcp__s__t", {"destructiveHint": True}))).action == "deny"
     hint = {"destructiveHint": True, "readOnlyHint": True}
     assert (await policy.check(request("mcp__s__t", hint))).action == "allow"
+
+
+async def test_a_tool_the_entry_always_allows_is_not_asked_about() -> None:
+    asked: list[str] = []
+
+    async def ask(call: CallRequest) -> bool:
+        asked.append(call.tool)
+        await trio.lowlevel.checkpoint()
+        return False
+
+    hint = {"destructiveHint": True}
+    listed = dataclasses.replace(request("mcp__s__wipe", hint), always_allowed=True)
+    decision = await PermissionPolicy(ask=ask).check(listed)
+    assert (decision.action, decision.dangerous) == ("allow", True)
+    assert "always_allow" in decision.reason
+    assert asked == []
+    unlisted = request("mcp__s__wipe", hint)
+    assert (await PermissionPolicy(ask=ask).check(unlisted)).action == "deny"
+    assert asked == ["wipe"]
+    # An explicit deny is not a question: the list does not overrule it.
+    deny = PermissionPolicy(rules=[PermissionRule(pattern="*wipe", action="deny")])
+    assert (await deny.check(listed)).action == "deny"
 
 
 async def test_a_failing_ask_callback_denies() -> None:

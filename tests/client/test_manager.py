@@ -33,7 +33,7 @@ from trimcp.errors import (
     UnknownServer,
     UnknownTool,
 )
-from trimcp.server import MCPServer
+from trimcp.server import MCPServer, ToolAnnotations
 from trimcp.supervision import open_supervisor
 from trimcp.testing import open_in_memory_client
 
@@ -253,6 +253,37 @@ async def test_permission_rules_guard_calls() -> None:
         assert (await manager.call_tool("mcp__a__read", {"text": "x"}))["content"]
         with pytest.raises(ToolCallDenied, match="no one to ask"):
             await manager.call_tool("mcp__a__delete", {"text": "x"})
+
+
+async def test_tools_the_entry_always_allows_are_called_without_asking() -> None:
+    def destructive() -> MCPServer:
+        server = make_server("a", ("read",))
+        for tool in ("wipe", "drop"):
+
+            def gone(text: str, _tool: str = tool) -> str:
+                return f"{_tool}: {text} gone"
+
+            hint = ToolAnnotations(destructive_hint=True)
+            server.add_tool(gone, name=tool, annotations=hint)
+        return server
+
+    upstreams = Upstreams({"a": destructive})
+    servers = {"a": config("a", always_allow=("wipe",))}
+    deny_drop = PermissionPolicy(rules=[PermissionRule(pattern="*drop*", action="deny")])
+    async with host(upstreams, servers, permissions=deny_drop) as manager:
+        await manager.connect("a")
+        wiped = await manager.call_tool("mcp__a__wipe", {"text": "x"})
+        assert wiped["content"] == [{"type": "text", "text": "wipe: x gone"}]
+        # Listed or not, a rule that denies still denies; asking is all the list skips.
+        await manager.reload({"a": config("a", always_allow=("wipe", "drop"))})
+        await manager.connect("a")
+        with pytest.raises(ToolCallDenied, match="rule '\\*drop\\*'"):
+            await manager.call_tool("mcp__a__drop", {"text": "x"})
+        # The list is read at each call: the reloaded configuration's list is the one in force.
+        await manager.reload({"a": config("a")})
+        await manager.connect("a")
+        with pytest.raises(ToolCallDenied, match="marks it destructive"):
+            await manager.call_tool("mcp__a__wipe", {"text": "x"})
 
 
 async def test_state_is_saved_and_restored(tmp_path: Path) -> None:

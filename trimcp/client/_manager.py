@@ -16,9 +16,10 @@ Connections restart themselves after a server failure (``_connection.py``); the 
 restarts a ``Connection`` actor only if the actor itself crashes (a bug), within its
 intensity. Tools of every connected server are offered as ``mcp__<server>__<tool>``
 (``_naming.py``); ``call_tool`` routes such a name back, after the ``PermissionPolicy``
-allowed it. ``reload`` applies a new configuration: servers whose definition changed
-reconnect, removed ones disconnect, added ones connect (if enabled and ``auto_connect``),
-unchanged ones that had ``failed`` are retried, and the others are not touched.
+allowed it (a tool the server's entry lists in ``always_allow`` is not asked about).
+``reload`` applies a new configuration: servers whose definition changed reconnect, removed
+ones disconnect, added ones connect (if enabled and ``auto_connect``), unchanged ones that
+had ``failed`` are retried, and the others are not touched.
 """
 
 from __future__ import annotations
@@ -477,12 +478,14 @@ class ConnectionManager:
             )
         name = str(tool["name"])
         annotations = tool.get("annotations")
+        config = (await self.servers()).get(server)
         request = CallRequest(
             qualified_name=qualified_name,
             server=server,
             tool=name,
             arguments=arguments or {},
             annotations=annotations if isinstance(annotations, Mapping) else None,
+            always_allowed=config is not None and name in config.always_allow,
         )
         decision = await self.permissions.check(request)
         if decision.action != "allow":

@@ -9,7 +9,10 @@ a tool whose server says it is destructive (``annotations.destructiveHint``, and
 here, only less. Everything else is allowed unless a rule says otherwise (``default``).
 
 ``ask`` is an async callback that gets the ``CallRequest`` and returns True to allow: a
-prompt in a terminal, a dialog, a chat message. A callback that fails denies.
+prompt in a terminal, a dialog, a chat message. A callback that fails denies. A call whose
+server entry lists the tool in ``always_allow`` (``alwaysAllow`` / ``autoApprove`` in the
+mcpServers file) is not asked about: the user answered "allow" in advance. Only asking is
+skipped that way; a rule that denies still denies.
 """
 
 from __future__ import annotations
@@ -61,13 +64,18 @@ class PermissionRule:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallRequest:
-    """A tool call waiting for permission: what ``ask`` is shown."""
+    """A tool call waiting for permission: what ``ask`` is shown.
+
+    ``always_allowed``: the server's configuration entry lists ``tool`` in ``always_allow``,
+    so the call is allowed where it would be asked about.
+    """
 
     qualified_name: str
     server: str
     tool: str
     arguments: Mapping[str, object]
     annotations: Mapping[str, object] | None = None
+    always_allowed: bool = False
 
 
 @final
@@ -123,6 +131,12 @@ class PermissionPolicy:
         decision = self.decide(request.qualified_name, request.annotations)
         if decision.action != "ask":
             return decision
+        if request.always_allowed:
+            return Decision(
+                action="allow",
+                dangerous=decision.dangerous,
+                reason=f"{decision.reason}; its server's entry lists it in always_allow",
+            )
         if self.ask is None:
             return Decision(
                 action="deny",
