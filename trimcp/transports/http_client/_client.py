@@ -49,7 +49,7 @@ from ._json import outline
 from ._link import HttpLink
 from ._post import run_post
 from ._resume import ReconnectPolicy
-from ._wire import new_request, read_limited
+from ._wire import Sender, new_request, read_limited
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
@@ -256,15 +256,18 @@ def check_http_url(url: str) -> str:
     return url
 
 
-def http_client(connect_timeout: float, read_timeout: float | None) -> httpx.AsyncClient:
-    """Return the httpx client of one stream: no pool limit, no timeout on long answers."""
+def http_client(connect_timeout: float, read_timeout: float | None) -> Sender:
+    """Return the httpx client of one stream, and its transport to send through (``Sender``):
+    no pool limit, no timeout on long answers."""
     timeout = httpx.Timeout(
         connect=connect_timeout, read=read_timeout, write=connect_timeout, pool=None
     )
     # SSE streams hold a connection each for as long as they last; a pool limit would make
     # the next POST wait behind them.
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=20)
-    return httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=True)
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    client = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True)
+    return Sender(client, transport)
 
 
 @asynccontextmanager
@@ -300,11 +303,11 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
     policy = reconnect or ReconnectPolicy()
     try:
         async with (
-            http_client(connect_timeout, read_timeout) as client,
+            http_client(connect_timeout, read_timeout) as sender,
             trio.open_nursery() as nursery,
         ):
             link = HttpLink(
-                client,
+                sender,
                 url,
                 Inbox(),
                 headers=headers or {},

@@ -131,9 +131,10 @@ async def open_legacy_sse_client_stream(
     sent = {name.lower(): value for name, value in (headers or {}).items()}
     try:
         async with (
-            http_client(connect_timeout, read_timeout) as client,
+            http_client(connect_timeout, read_timeout) as sender,
             trio.open_nursery() as nursery,
         ):
+            client = sender.client  # the legacy transport is not a hot path: httpx's send
             inbox = Inbox()
             reader = _Reader(client, url, inbox, sent, max_message_size)
             endpoint: str = await nursery.start(reader.run, connect_timeout)

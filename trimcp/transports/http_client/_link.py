@@ -26,12 +26,11 @@ from ._slots import Slots
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
-    import httpx
-
     from ._handoff import Handoff
     from ._inbox import Inbox
     from ._json import RequestId
     from ._resume import ReconnectPolicy
+    from ._wire import Sender
 
 __all__ = ["ACCEPT_BOTH", "ACCEPT_SSE", "HttpLink"]
 
@@ -53,7 +52,7 @@ class HttpLink:
 
     def __init__(  # noqa: PLR0913  # the parts are independent settings, each named
         self,
-        client: httpx.AsyncClient,
+        sender: Sender,
         url: str,
         inbox: Inbox,
         *,
@@ -62,7 +61,8 @@ class HttpLink:
         policy: ReconnectPolicy,
         max_requests: int,
     ) -> None:
-        self.client = client
+        self.sender = sender
+        self.client = sender.client
         self.url = url
         self.inbox = inbox
         self.max_message_size = max_message_size

@@ -63,12 +63,17 @@ async def run_post(link: HttpLink, data: bytes, outline: Outline, handoff: Hando
             if not handoff.withdrawn:
                 await _post(link, data, outline, handoff, scope)
         finally:
-            if outline.request_ids:
-                link.give_back(handoff)
-                link.untrack(outline.request_ids, handoff)
+            _release(link, outline, handoff)
             if scope.cancel_called and link.expired:  # another request found it expired
                 handoff.settle(SessionExpired(f"the server at {link.url} ended the session"))
             handoff.settle()
+
+
+def _release(link: HttpLink, outline: Outline, handoff: Handoff) -> None:
+    """Give back the POST's slot and forget its requests (again: a no-op)."""
+    if outline.request_ids:
+        link.give_back(handoff)
+        link.untrack(outline.request_ids, handoff)
 
 
 async def _post(
@@ -78,7 +83,7 @@ async def _post(
     headers = link.headers(ACCEPT_BOTH, post=True)
     request = new_request(link.client, "POST", link.url, headers, data, on_sent=handoff.mark_sent)
     try:
-        response = await link.client.send(request, stream=True)
+        response = await link.sender.send(request)
     except httpx.HTTPError as exc:
         error = connection_error(link.url, exc, connected=session is not None)
         error.__cause__ = exc
@@ -189,6 +194,10 @@ async def _read_json(
             link.protocol_version = version
         waiting.difference_update(response_ids(item))
     handoff.settle()
+    # The exchange is over once its body is in: the slot is free before anyone can see the
+    # answer (and send the next request), whichever task the scheduler runs first.
+    await close_response(response)
+    _release(link, outline, handoff)
     for item in messages:
         await link.inbox.put(item)
     await _answer_locally(link, waiting, "the server's answer held no response to this request")

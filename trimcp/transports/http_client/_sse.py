@@ -148,7 +148,7 @@ async def _connect(
     headers = link.headers(ACCEPT_SSE, last_event_id=state.decoder.last_event_id)
     request = new_request(link.client, "GET", link.url, headers)
     try:
-        response = await link.client.send(request, stream=True)
+        response = await link.sender.send(request)
     except httpx.HTTPError as exc:
         logger.debug("reconnecting an SSE stream to %s failed: %r", link.url, exc)
         return None

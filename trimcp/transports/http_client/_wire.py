@@ -10,15 +10,16 @@ a cancelled scope, so that trio's ``Cancelled`` goes up through every generator 
 
 from __future__ import annotations
 
+import urllib.request
 from typing import TYPE_CHECKING, final
 
 import httpx
 import trio
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
-__all__ = ["close_response", "new_request", "read_chunks", "read_limited"]
+__all__ = ["Sender", "close_response", "new_request", "read_chunks", "read_limited"]
 
 # Seconds allowed to close a response whose task is being cancelled.
 _CLOSE_GRACE = 1.0
@@ -85,6 +86,68 @@ def new_request(  # noqa: PLR0913  # the request's parts, and the one hook
     return request
 
 
+@final
+class Sender:
+    """Send requests through ``transport`` itself, and through ``client`` when a redirect
+    needs following.
+
+    ``AsyncClient.send`` wraps the transport in its auth flow, redirect loop, event hooks,
+    cookie jar and an INFO log line per request: over half of this client's CPU per call
+    on a small answer, for features an MCP endpoint rarely uses. So a request goes to the
+    transport (``AsyncBaseTransport.handle_async_request``, httpx's public interface for
+    transports) and what ``send`` would add is added here only when it applies: cookies a
+    response sets are kept (a load balancer's affinity cookie must come back on the next
+    request; ``build_request`` adds the jar's cookies), and a redirect is followed by
+    sending the request again through ``client``, which follows it (and every later
+    request then goes through ``client``).
+
+    Proxies set in the environment (``HTTP_PROXY``, ``ALL_PROXY``, ...) are the client's to
+    apply, per URL: when any is set, every request goes through ``client.send``.
+    """
+
+    __slots__ = ("_client", "_transport")
+
+    def __init__(self, client: httpx.AsyncClient, transport: httpx.AsyncBaseTransport) -> None:
+        self._client = client
+        # The same table httpx reads its environment proxies from (``trust_env``).
+        proxied = client.trust_env and any(
+            scheme in ("http", "https", "all") for scheme in urllib.request.getproxies()
+        )
+        self._transport = None if proxied else transport
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The client whose settings (timeouts, cookies) requests are built with."""
+        return self._client
+
+    async def __aenter__(self) -> Sender:
+        await self._client.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._client.aclose()
+
+    async def send(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request``; return the response with its body not read yet.
+
+        Raises:
+            httpx.HTTPError: the connection failed, or timed out.
+        """
+        if self._transport is None:
+            return await self._client.send(request, stream=True)
+        response = await self._transport.handle_async_request(request)
+        response.request = request
+        if response.is_redirect:
+            # From now on through the client, which follows redirects (an endpoint that
+            # moved once is likely to answer the next request with a redirect too).
+            await close_response(response)
+            self._transport = None
+            return await self._client.send(request, stream=True)
+        if "set-cookie" in response.headers:
+            self._client.cookies.extract_cookies(response)
+        return response
+
+
 async def read_chunks(
     response: httpx.Response, consume: Callable[[bytes], Awaitable[bool]]
 ) -> None:
@@ -94,7 +157,7 @@ async def read_chunks(
     Raises:
         httpx.HTTPError: the connection broke.
     """
-    chunks = response.aiter_bytes()
+    chunks = _body_of(response)
     try:
         async for chunk in chunks:
             if not await consume(chunk):
@@ -107,6 +170,19 @@ async def read_chunks(
                     await chunks.__anext__()
             except (StopAsyncIteration, httpx.HTTPError):
                 pass
+
+
+def _body_of(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body's chunks: straight from the transport's stream when it is not encoded.
+
+    ``aiter_bytes`` adds two generators and a decoder per chunk, needed only to undo a
+    ``Content-Encoding`` (httpx asks for gzip, deflate, ...); an SSE answer rarely has one.
+    """
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    stream = response.stream
+    if encoding in ("", "identity") and isinstance(stream, httpx.AsyncByteStream):
+        return aiter(stream)
+    return response.aiter_bytes()
 
 
 async def read_limited(response: httpx.Response, limit: int) -> bytes:
