@@ -24,12 +24,20 @@ And, for information, **http**: the same kind of tool served by trimcp's ``serve
 (``bench/servers/trimcp_http_server.py``, no upstream, no hop): what the HTTP transport alone
 costs this client, so that gateway - http is the hop (routing plus the stdio upstream).
 
-The client is trimcp's own ``ClientSession`` (``bench/_gateway_load.py``, a fresh process per
-measurement): stdio for direct, ``open_http_client_stream`` for the two proxies, so the
-client's cost is the same code in every row and the difference is what stands in between.
-Its HTTP side (httpx on trio, SSE answers) costs about ten times its stdio side per call
-(the "client µs/req" column): on a small machine the HTTP rows are bound by the client as
-much as by the server, which the "info: serve_http" row makes visible.
+Two clients run every row, each the same program for every row, so that what differs
+between rows is only what stands between the client and the upstream:
+
+* **raw** (``bench/_gateway_raw.py``): C keep-alive HTTP/1.1 connections with a session
+  each (request heads built by h11 once, answers read by a small parser and checked with
+  byte searches), or C calls in flight on the upstream's pipes for direct. It costs about
+  0.2 ms of CPU per call on these machines, so the proxies, not the client, set the pace:
+  the targets are read on its rows.
+* **session** (``bench/_gateway_load.py``): trimcp's own ``ClientSession`` (stdio for
+  direct, ``open_http_client_stream`` for the HTTP rows), what an application using
+  trimcp.client gets. Its HTTP side (httpx on trio, SSE answers) costs about ten times its
+  stdio side per call (the "client µs/req" column): on a small machine its HTTP rows are
+  bound by the client as much as by the server, which the "info: serve_http" row shows.
+
 For each number of calls in flight C (``--concurrency``, default 1 and 16): ``--warmup`` calls,
 then exactly N calls (``--requests``; FastMCP's row ``--fastmcp-requests``, as it is two orders
 of magnitude slower), every answer checked against its own text. Printed per row: req/s,
@@ -76,7 +84,13 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
-WORKER = BENCH / "_gateway_load.py"
+WORKERS = {"raw": BENCH / "_gateway_raw.py", "session": BENCH / "_gateway_load.py"}
+CLIENTS = tuple(WORKERS)
+CLIENT_LABELS = {
+    "raw": "raw client (bench/_gateway_raw.py: h11 heads, byte checks; ~0.2 ms CPU per call)",
+    "session": "trimcp ClientSession (bench/_gateway_load.py: trimcp.client; ~2 ms CPU per "
+    "call over HTTP)",
+}
 UPSTREAM = BENCH / "servers" / "trimcp_mcpserver.py"
 FASTMCP_PROXY = BENCH / "servers" / "fastmcp_proxy.py"
 HTTP_SERVER = BENCH / "servers" / "trimcp_http_server.py"
@@ -210,12 +224,12 @@ def tail(err: IO[bytes], size: int = 800) -> str:
     return f"; stderr: ...{text[-size:]}" if text else ""
 
 
-def run_worker(job: dict[str, Any], limit: float) -> dict[str, Any]:
+def run_worker(job: dict[str, Any], limit: float, client: str) -> dict[str, Any]:
     """Run one job in a fresh worker; return its JSON answer (``BenchError`` on failure)."""
     with tempfile.TemporaryFile() as stderr:
         # -P: no script directory on sys.path (bench/http.py would shadow the stdlib's http).
         proc = subprocess.Popen(
-            [sys.executable, "-P", str(WORKER), json.dumps(job)],
+            [sys.executable, "-P", str(WORKERS[client]), json.dumps(job)],
             stdout=subprocess.PIPE,
             stderr=stderr,
             cwd=ROOT,
@@ -356,11 +370,13 @@ class Config:
     concurrency: tuple[int, ...]
     time_limit: float
     modes: tuple[str, ...]
+    clients: tuple[str, ...]
 
 
 @dataclass
 class Row:
     mode: str
+    client: str
     runs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     error: str | None = None
     skipped: str | None = None
@@ -385,11 +401,11 @@ def job_for(mode: str, config: Config) -> dict[str, Any]:
     }
 
 
-def one_run(mode: str, config: Config) -> dict[str, Any]:
+def one_run(mode: str, client: str, config: Config) -> dict[str, Any]:
     job = job_for(mode, config)
     if mode == "direct":
         job["server"] = str(UPSTREAM)
-        return run_worker(job, config.time_limit)
+        return run_worker(job, config.time_limit, client)
     with (
         tempfile.TemporaryDirectory(prefix="trimcp-bench-gw-") as tmp,
         proxy(mode, Path(tmp)) as (
@@ -400,7 +416,7 @@ def one_run(mode: str, config: Config) -> dict[str, Any]:
         job["url"] = url
         # serve_http has no upstream: its own CPU is the server's, shown as the upstream's.
         job["watch"] = {"upstream" if mode == "http" else "proxy": pid}
-        return run_worker(job, config.time_limit)
+        return run_worker(job, config.time_limit, client)
 
 
 def round_status(row: Row, answer: dict[str, Any], config: Config) -> str:
@@ -412,32 +428,35 @@ def round_status(row: Row, answer: dict[str, Any], config: Config) -> str:
     return "  ".join(parts) + f"  (tool {answer['tool']})"
 
 
-def run_rounds(config: Config) -> dict[str, Row]:
-    rows = {mode: Row(mode) for mode in config.modes}
+def run_rounds(config: Config) -> dict[str, dict[str, Row]]:
+    """Every mode with every client, ``repeats`` times; the order rotates between rounds."""
+    results = {c: {m: Row(m, c) for m in config.modes} for c in config.clients}
     checks = {"gateway": gateway_available, "fastmcp": fastmcp_available}
-    for mode, row in rows.items():
-        row.skipped = checks[mode]() if mode in checks else None
-        if row.skipped:
-            print(f"  skipping {LABELS[mode]}: {row.skipped}")
-    modes = [m for m in config.modes if rows[m].skipped is None]
+    skipped = {m: checks[m]() if m in checks else None for m in config.modes}
+    for mode, why in skipped.items():
+        if why:
+            print(f"  skipping {LABELS[mode]}: {why}")
+        for rows in results.values():
+            rows[mode].skipped = why
+    runs = [(m, c) for m in config.modes if skipped[m] is None for c in config.clients]
     for round_no in range(config.repeats):
-        shift = round_no % max(1, len(modes))
-        for mode in modes[shift:] + modes[:shift]:
-            row = rows[mode]
+        shift = round_no % max(1, len(runs))
+        for mode, client in runs[shift:] + runs[:shift]:
+            row = results[client][mode]
             if row.error is not None:
                 continue
             began = time.perf_counter()
             try:
-                status = round_status(row, one_run(mode, config), config)
+                status = round_status(row, one_run(mode, client, config), config)
             except BenchError as exc:
                 row.error = str(exc)
                 status = f"error: {row.error[:300]}"
             print(
-                f"  round {round_no + 1}/{config.repeats}  {LABELS[mode]}: {status} "
+                f"  round {round_no + 1}/{config.repeats}  {LABELS[mode]} [{client}]: {status} "
                 f"({time.perf_counter() - began:.1f} s)",
                 flush=True,
             )
-    return rows
+    return results
 
 
 # --- reporting ---------------------------------------------------------------------------------
@@ -546,7 +565,8 @@ def print_header(config: Config) -> None:
         print("  ".join(versions))
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"cpus: os.cpu_count()={os.cpu_count()}  usable={affinity}  load average: {load}")
-    print("client: trimcp ClientSession in every row (stdio for direct, Streamable HTTP else)")
+    for client in config.clients:
+        print(f"client {client}: {CLIENT_LABELS[client]}")
     print()
 
 
@@ -554,18 +574,20 @@ def main(config: Config) -> int:
     print_header(config)
     began = time.perf_counter()
     print("tools/call echo, one stdio upstream")
-    rows = run_rounds(config)
-    print()
-    print_rows(rows, config)
-    print()
-    print_ratios(rows, config)
+    results = run_rounds(config)
     failed = False
-    for mode, row in rows.items():
-        if row.error:
-            print(f"note: {LABELS[mode]}: {row.error}")
-            failed = True
-        elif row.skipped:
-            print(f"note: {LABELS[mode]}: skipped: {row.skipped}")
+    for client, rows in results.items():
+        print()
+        print(f"== client: {CLIENT_LABELS[client]}")
+        print_rows(rows, config)
+        print()
+        print_ratios(rows, config)
+        for mode, row in rows.items():
+            if row.error:
+                print(f"note: {LABELS[mode]} [{client}]: {row.error}")
+                failed = True
+            elif row.skipped:
+                print(f"note: {LABELS[mode]} [{client}]: skipped: {row.skipped}")
     print()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"total wall time: {time.perf_counter() - began:.0f} s; load average now: {load}")
@@ -590,6 +612,12 @@ def parse_args(argv: list[str] | None = None) -> Config:
     parser.add_argument(
         "--only", action="append", choices=MODES, help="run only this path (repeatable)"
     )
+    parser.add_argument(
+        "--client",
+        action="append",
+        choices=CLIENTS,
+        help="run only with this client (repeatable; default: both)",
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     requests = max(1, args.requests or (500 if quick else 3_000))
@@ -605,6 +633,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
         concurrency=conc,
         time_limit=args.time_limit,
         modes=tuple(m for m in MODES if m in (args.only or MODES)),
+        clients=tuple(c for c in CLIENTS if c in (args.client or CLIENTS)),
     )
 
 

@@ -241,10 +241,16 @@ class Gateway:
     async def _restoring(
         self, backend: str, connecting: AbstractAsyncContextManager[Upstream]
     ) -> AsyncIterator[Upstream]:
-        """``connecting``, with the subscriptions in use restored on the new connection."""
+        """``connecting``, with the subscriptions in use restored on the new connection, and
+        known to the router while it lasts (``Router.live``)."""
         async with connecting as upstream:
             await self._subscribers.restore(backend, upstream)
-            yield upstream
+            self._router.live[backend] = upstream
+            try:
+                yield upstream
+            finally:
+                if self._router.live.get(backend) is upstream:
+                    del self._router.live[backend]
 
     # --- RequestHandler -----------------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from trimcp.errors import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from trimcp.client import ConnectionManager, Progress
+    from trimcp.client import ConnectionManager, Progress, Upstream
     from trimcp.protocol import JsonObject
     from trimcp.sessions import RequestContext
 
@@ -64,6 +64,11 @@ class Router:
         self._manager = manager
         self._catalog = catalog
         self._inflight = inflight
+        # The open connection of each backend, kept by the gateway's connector for as long
+        # as the connection lasts: a call reads it here instead of asking the backend's
+        # connection actor (a mailbox round trip per call). The actor stays the one to ask
+        # when it is missing, for the error that says why.
+        self.live: dict[str, Upstream] = {}
 
     async def route(self, kind: str, name: object) -> Route:
         """The route of the tool or prompt (``kind``) shown as ``name``."""
@@ -153,10 +158,12 @@ class Router:
         on_progress: Callable[[Progress], object] | None = None,
     ) -> JsonObject:
         """Send one request to ``backend``; while it runs, ``context`` is its caller."""
-        try:
-            upstream = await self._manager.get_connection(backend)
-        except UnknownServer as exc:
-            raise NotConnected(str(exc), server=backend, state="stopped") from exc
+        upstream = self.live.get(backend)
+        if upstream is None:
+            try:
+                upstream = await self._manager.get_connection(backend)
+            except UnknownServer as exc:
+                raise NotConnected(str(exc), server=backend, state="stopped") from exc
         with self._inflight.calling(backend, context):
             if isinstance(upstream, SessionUpstream):
                 return await upstream.session.request(method, params, on_progress=on_progress)  # type: ignore[arg-type]
