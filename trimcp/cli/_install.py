@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, cast
 
 from trimcp.cli._config_file import place_entry, read_document, write_document
 from trimcp.cli._hosts import HOSTS, config_file, host_entry
+from trimcp.cli._passthrough import add_passthrough_command, split_command
 from trimcp.cli._reach import server_for
 from trimcp.cli._target import parse_target
 from trimcp.errors import ConfigError
@@ -58,21 +59,13 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``install`` to the ``trimcp`` parser's subcommands.
-
-    Its arguments are parsed by this module (``trimcp install --help``): the words after the
-    first ``--`` are the server's command, options included, which argparse cannot tell apart
-    once it has dropped the ``--``. A prefix character no argument starts with makes the
-    subparser hand every word over, as ``trimcp skills`` does.
-    """
-    install = commands.add_parser(
+    """Add ``install`` to the ``trimcp`` parser's subcommands (``trimcp.cli._passthrough``)."""
+    add_passthrough_command(
+        commands,
         "install",
-        help="add a server to an MCP host's configuration (trimcp install --help)",
-        add_help=False,
-        prefix_chars="\0",
+        "add a server to an MCP host's configuration (trimcp install --help)",
+        _install,
     )
-    install.add_argument("arguments", nargs=argparse.REMAINDER)
-    install.set_defaults(command=_install)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -136,16 +129,8 @@ def _files_help() -> str:
     return "\n".join(lines)
 
 
-def split_command(words: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Split the words at the first ``--``: (the command's own options, the server command)."""
-    if "--" not in words:
-        return list(words), []
-    at = list(words).index("--")
-    return list(words[:at]), list(words[at + 1 :])
-
-
-def _install(args: argparse.Namespace) -> int:
-    words, command = split_command(cast("list[str]", args.arguments))
+def _install(arguments: list[str]) -> int:
+    words, command = split_command(arguments)
     options = _parser().parse_args(words)
     host = HOSTS[options.host]
     try:
