@@ -7,9 +7,11 @@ no real configuration is read or touched. Most tests run the command in this pro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -554,3 +556,64 @@ def test_the_command_as_a_user_runs_it(tmp_path: Path) -> None:
     home, here = tmp_path / "home", tmp_path
     cursor = f"user: {home}/.cursor/mcp.json  project: {here}/.cursor/mcp.json\n"
     assert f"cursor          {cursor}" in helped.stdout
+
+
+@pytest.mark.slow
+def test_an_installed_entry_starts_from_any_folder(tmp_path: Path) -> None:
+    """Cursor ignores cwd: its entry must start the server whatever folder it starts in."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "demo.py").write_text(
+        "from trimcp.server import MCPServer\n"
+        "server = MCPServer('from-project')\n\n"
+        "@server.tool()\nasync def ping() -> str:\n    return 'pong'\n"
+    )
+    (project / "serve.py").write_text("from demo import server\nserver.run_stdio()\n")
+    file = tmp_path / "cursor.json"
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "HOME": str(tmp_path / "home"),
+        "PATH": str(Path(sys.executable).parent) + os.pathsep + "/usr/bin:/bin",
+    }
+    command = [
+        "install",
+        "cursor",
+        "--file",
+        str(file),
+        "--name",
+        "demo",
+        "--",
+        "python",
+        "serve.py",
+    ]
+    installed = subprocess.run(
+        [sys.executable, "-m", "trimcp", *command],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert "cwd" not in json.loads(file.read_text())["mcpServers"]["demo"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trimcp", "inspect", "demo", "--config", str(file), "--json"],
+        cwd=elsewhere,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    assert process.returncode == 0, err
+    report = json.loads(out)
+    assert report["server"]["name"] == "from-project"
+    assert [tool["name"] for tool in report["tools"]] == ["ping"]
