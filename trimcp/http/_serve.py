@@ -149,7 +149,11 @@ def http_listener_spec(
                 config = _hypercorn_config(host, port)
                 # hypercorn refuses larger WebSocket messages itself (1009).
                 config.websocket_max_message_size = per_session.max_message_size
-                binds = typing.cast("list[str]", await nursery.start(serve, app, config))
+                try:
+                    binds = typing.cast("list[str]", await nursery.start(serve, app, config))
+                # hypercorn binds inside nurseries of its own: the OSError comes in a group.
+                except* OSError as group:
+                    raise _cannot_listen(_first(group), host, port) from group
             else:
                 h1 = dataclasses.replace(
                     connections,
@@ -176,7 +180,10 @@ async def _start_h1(
     nursery: trio.Nursery, app: McpHttpApp, host: str, port: int, settings: H1Settings
 ) -> list[str]:
     """Bind ``host:port``, serve ``app`` with ``serve_h1``; return the bound base URLs."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    try:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+    except OSError as exc:
+        raise _cannot_listen(exc, host, port) from exc
     await nursery.start(functools.partial(serve_h1, app, listeners, settings=settings))
     binds = []
     for listener in listeners:
@@ -184,6 +191,21 @@ async def _start_h1(
         shown = f"[{address}]" if ":" in address else address
         binds.append(f"http://{shown}:{bound_port}")
     return binds
+
+
+def _cannot_listen(exc: OSError, host: str, port: int) -> OSError:
+    """Return ``exc`` worded ``cannot listen on HOST:PORT: reason``, its errno kept.
+
+    The OS's own message ("Address already in use") does not say which address; whoever
+    reports it (``trimcp serve``, ``run_http``, a log line) then needs no other context.
+    """
+    shown = f"[{host}]" if ":" in host else host
+    return OSError(exc.errno, f"cannot listen on {shown}:{port}: {exc.strerror or exc}")
+
+
+def _first(group: BaseExceptionGroup[OSError]) -> OSError:
+    first = group.exceptions[0]
+    return first if isinstance(first, OSError) else _first(first)
 
 
 async def serve_http(

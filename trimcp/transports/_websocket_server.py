@@ -210,10 +210,16 @@ async def serve_websocket(
     session under a supervisor. When cancelled, connections are closed with 1001 Going Away.
 
     Raises:
-        OSError: the address cannot be bound.
+        OSError: the address cannot be bound (``cannot listen on HOST:PORT: reason``).
     """
     acceptor = _Acceptor(on_stream, options)
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    try:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+    except OSError as exc:
+        # The OS's message ("Address already in use") does not say which address.
+        shown = f"[{host}]" if ":" in host else host
+        reason = f"cannot listen on {shown}:{port}: {exc.strerror or exc}"
+        raise OSError(exc.errno, reason) from exc
     try:
         async with trio.open_nursery() as nursery:
             connections, shield = await nursery.start(_shielded_nursery)
