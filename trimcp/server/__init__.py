@@ -16,7 +16,8 @@ function per method), ``_tools``, ``_resources``, ``_prompts``, ``_completion``,
 log notifications reach them: through a ``trimcp.notify`` hub, or directly), ``_fanout`` (the
 actor that keeps the sessions subscribed to the hub), and the pure building blocks:
 ``_schema`` (JSON Schema from signatures), ``_validation`` and ``_conversion`` (arguments),
-``_uri_template`` (RFC 6570), ``_pagination`` (opaque cursors).
+``_uri_template`` (RFC 6570), ``_pagination`` (opaque cursors); ``_run`` (``run_server``,
+which ``run_http``, ``run_stdio`` and ``trimcp run`` run under, with an exit status).
 
 Defined elsewhere and re-exported here: the payloads the client speaks too
 (``ToolAnnotations``, ``ResourceContents``, ``PromptMessage``, ``Completion``, ``Page``,
@@ -70,6 +71,10 @@ from ._pagination import snapshot_of as snapshot_of
 from ._prompts import PromptOptions as PromptOptions
 from ._resources import ResourceOptions as ResourceOptions
 from ._result import ToolResult as ToolResult
+from ._run import INTERRUPTED as INTERRUPTED
+from ._run import StopSignal as StopSignal
+from ._run import listen_error as listen_error
+from ._run import run_server as run_server
 from ._schema import FunctionSchema as FunctionSchema
 from ._schema import OutputSpec as OutputSpec
 from ._schema import Param as Param
@@ -89,6 +94,7 @@ from ._validation import validate_arguments as validate_arguments
 from ._validation import validate_structured_content as validate_structured_content
 
 __all__ = [
+    "INTERRUPTED",
     "ArgumentError",
     "ArgumentProblem",
     "Audio",
@@ -124,6 +130,7 @@ __all__ = [
     "SampleResult",
     "SamplingOptions",
     "SchemaError",
+    "StopSignal",
     "TaskPolicy",
     "TemplateError",
     "ToolAnnotations",
@@ -134,7 +141,9 @@ __all__ = [
     "UriTemplate",
     "derive_function_schema",
     "derive_output_schema",
+    "listen_error",
     "parse_docstring",
+    "run_server",
     "schema_for_type",
     "snapshot_of",
     "structured_content",

@@ -56,10 +56,11 @@ from trimcp.server._fanout import Fanout
 from trimcp.server._pagination import CursorCodec, Paginator
 from trimcp.server._prompts import PromptEntry, PromptOptions
 from trimcp.server._resources import ResourceEntry, ResourceOptions
+from trimcp.server._run import run_server
 from trimcp.server._tasks import TaskPolicy, TaskStore
 from trimcp.server._tools import ToolEntry, ToolOptions
 from trimcp.sessions import SessionOptions, serve_session, serve_stdio
-from trimcp.supervision import ChildSpec, open_supervisor, run_until_stopped, supervisor_spec
+from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 from trimcp.transports import serve_websocket as transports_serve_websocket
 
 if TYPE_CHECKING:
@@ -553,20 +554,35 @@ class MCPServer:
 
         The first signal drains (``trimcp.supervision.run_until_stopped``): new sessions and
         requests are refused, those in flight get 30 s to finish; a second stops at once.
+        After SIGTERM this returns. After SIGINT (Ctrl-C) it raises ``SystemExit(130)``, so
+        that the program exits as an interrupted one should, without a traceback (code after
+        the call does not run; ``finally`` blocks do). A port that cannot be bound is logged,
+        naming the address, and raises ``SystemExit(1)``.
 
         Only loopback by default: see the README before binding other addresses.
         """
-        if not logging.getLogger().handlers:
-            logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+        _log_to_stderr()
         chosen = typing.cast("ListenerSettings", {**settings, "host": host, "port": port})
-        # SIGTERM/SIGINT drain first (requests in flight finish), as under trimcp serve.
-        trio.run(run_until_stopped, functools.partial(self.serve_http, **chosen))
+        fix = f"choose another port, e.g. server.run_http(port={port + 1})"
+        status = run_server(functools.partial(self.serve_http, **chosen), listen_fix=fix)
+        if status:
+            raise SystemExit(status)
 
     def run_stdio(self) -> None:
         """Run ``serve_stdio`` in a new trio loop; log to stderr if logging is unconfigured.
 
-        Only protocol messages go to stdout.
+        Only protocol messages go to stdout. Returns when the client closes stdin or after
+        SIGTERM; raises ``SystemExit(130)`` after SIGINT, as ``run_http`` does.
         """
-        if not logging.getLogger().handlers:
-            logging.basicConfig(stream=sys.stderr, level=logging.INFO)
-        trio.run(run_until_stopped, self.serve_stdio)
+        _log_to_stderr()
+        # No listener to bind: the fix for a taken port is never needed.
+        status = run_server(self.serve_stdio, listen_fix="")
+        if status:
+            raise SystemExit(status)
+
+
+def _log_to_stderr() -> None:
+    # A script that configured no logging still sees where the server listens, and why it
+    # stopped; stdout stays free for stdio's protocol messages.
+    if not logging.getLogger().handlers:
+        logging.basicConfig(stream=sys.stderr, level=logging.INFO)
