@@ -30,7 +30,10 @@ upstream) is served as it is, under its own names, as before the gateway existed
 while doing so (no such module, no such attribute, not a server, the factory raised) is a
 ``ConfigError`` that names the setting and says what to change, like every other
 configuration error; so is a Host/Origin pattern that ``trimcp.transports.OriginPolicy``
-cannot parse, and a ``[skills]`` root that does not exist (:func:`check_config`).
+cannot parse, and a ``[skills]`` root that does not exist (:func:`check_config`). The steps
+of loading (:func:`import_server_module`, :func:`server_attribute`, :func:`as_server`) take a
+:class:`ServerReference` that words their errors, so that ``trimcp run`` (``trimcp.cli``)
+loads a TARGET with the same checks and messages in its own terms.
 
 A SIGHUP re-reads the file and hands it to :meth:`Daemon.reload`: the gateway re-reads the
 ``[upstreams]`` and the ``mcpServers`` files and applies them and ``[gateway]`` while running
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -81,7 +85,8 @@ from trimcp.supervision import ChildSpec, supervisor_spec
 from trimcp.transports import CloseCode, OriginPolicy, serve_websocket
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from types import ModuleType
 
     from trimcp.client import ClientConfig
     from trimcp.config import (
@@ -96,11 +101,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Daemon",
+    "ServerReference",
+    "as_server",
     "build_daemon",
     "check_config",
     "daemon_children",
+    "import_server_module",
+    "load_configured_server",
     "load_server",
     "restart_needed",
+    "server_attribute",
 ]
 
 logger = logging.getLogger(__name__)
@@ -202,9 +212,60 @@ def load_server(
             'write e.g.  object = "myapp.server:server"  in the [server] table',
         )
     _extend_sys_path(setting.path, base_dir)
-    module = _import(setting, module_name, base_dir, file)
-    target = _attribute(setting, module, attribute, file)
-    return _as_handler(setting, target, file)
+    example = "" if setting.path else ', e.g.  path = ["."]'
+    reference = ServerReference(
+        text=setting.object,
+        owner=module_name,
+        search_fix=lambda top: (
+            f"add the folder that holds {top}/ or {top}.py to path in the"
+            f" [server] table (relative to {base_dir}){example}"
+        ),
+        point_fix="point object at the MCPServer, or at a function that returns it",
+        error=functools.partial(_object_error, setting, file),
+    )
+    module = import_server_module(reference, module_name)
+    return as_server(reference, server_attribute(reference, module, attribute))
+
+
+def load_configured_server(config: SysConfig) -> RequestHandler | None:
+    """Import ``config``'s ``[server] object`` as ``trimcp serve`` does; None if it is unset.
+
+    ``path`` is relative to the folder of the file that set it (the working directory
+    without a file). ``trimcp config check`` calls this too, so that it reports what
+    ``serve`` would.
+
+    Raises:
+        ConfigError: see :func:`load_server`.
+    """
+    if not config.server.object:
+        return None
+    path_file = config.file_of(("server", "path"))
+    base_dir = Path(path_file).parent if config.sources else Path.cwd()
+    return load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerReference:
+    """How the user named an object to serve, so that the errors of loading it speak their terms.
+
+    :func:`load_server` makes one for ``[server] object``, ``trimcp run`` one for its TARGET;
+    both then load with :func:`import_server_module`, :func:`server_attribute` and
+    :func:`as_server`, whose messages say what went wrong in the same words.
+
+    Attributes:
+        text: the reference as written: ``myapp.server:server``, ``demo.py:server``.
+        owner: the module as messages name it: ``myapp.server``, ``demo.py``.
+        search_fix: how to make the top-level module ``top`` importable (a phrase).
+        point_fix: how to name the server instead of what was named (a phrase).
+        error: the exception to raise, from what was expected, a fix and detail lines.
+    """
+
+    text: str
+    owner: str
+    search_fix: Callable[[str], str]
+    point_fix: str
+    error: Callable[[str, str, Sequence[str]], Exception]
 
 
 @final
@@ -275,11 +336,8 @@ def build_daemon(config: SysConfig, *, upstreams: ClientConfig | None = None) ->
     fixed = upstreams
     backends: list[tuple[str, RequestHandler]] = []
     described: list[str] = []
-    own: RequestHandler | None = None
-    if config.server.object:
-        path_file = config.file_of(("server", "path"))
-        base_dir = Path(path_file).parent if config.sources else Path.cwd()
-        own = load_server(config.server, base_dir, file=config.file_of(_OBJECT_KEY))
+    own = load_configured_server(config)
+    if own is not None:
         backends.append((own.server_info.name, own))
         described.append(f"{own.server_info.name} ([server] object = {config.server.object})")
     if config.skills.enabled:
@@ -409,65 +467,65 @@ def _extend_sys_path(folders: Sequence[str], base_dir: Path) -> None:
     importlib.invalidate_caches()
 
 
-def _import(setting: ServerSettings, name: str, base_dir: Path, file: str) -> object:
+def import_server_module(reference: ServerReference, name: str) -> ModuleType:
+    """Import the module ``name`` (from ``sys.path`` as it is), which runs the user's code.
+
+    Raises:
+        Exception: ``reference.error(...)``, saying that the module is not found (with
+            ``sys.path``), that one of its imports is not installed, or what it raised and
+            where; ``__cause__`` is the original exception.
+    """
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         missing = exc.name or name
+        top = missing.partition(".")[0]
         if name == missing or name.startswith(missing + "."):
-            raise _not_found(setting, name, missing, base_dir, file) from exc
-        raise _object_error(
-            setting,
-            file,
+            raise _not_found(reference, missing) from exc
+        raise reference.error(
             "a module whose imports are installed",
-            f"install {missing.partition('.')[0]} into the environment trimcp runs in"
-            f" ({sys.prefix}), or add its folder to path in the [server] table",
+            f"install {top} into the environment trimcp runs in ({sys.prefix}), or"
+            f" {reference.search_fix(top)}",
             (f"importing {name!r} failed: it imports {missing!r}, which is not installed",),
         ) from exc
-    # The user's module runs here: whatever it raises is reported as this setting's problem.
+    # The user's module runs here: whatever it raises is reported as this reference's problem.
     except Exception as exc:
-        raise _object_error(
-            setting,
-            file,
+        raise reference.error(
             "a module that imports without errors",
             "correct the module at the place shown above",
             (f"importing {name!r} raised {_one_line(exc)}", *_where(exc)),
         ) from exc
 
 
-def _not_found(
-    setting: ServerSettings, name: str, missing: str, base_dir: Path, file: str
-) -> ConfigError:
+def _not_found(reference: ServerReference, missing: str) -> Exception:
     shown = [f"  {entry or '(the current directory)'}" for entry in sys.path]
     if len(shown) > _SHOWN_PATH_ENTRIES:
         shown[_SHOWN_PATH_ENTRIES:] = [f"  ... and {len(shown) - _SHOWN_PATH_ENTRIES} more"]
-    top = missing.partition(".")[0]
-    example = "" if setting.path else ', e.g.  path = ["."]'
-    return _object_error(
-        setting,
-        file,
+    return reference.error(
         "an importable module",
-        f"add the folder that holds {top}/ or {top}.py to path in the [server] table (relative"
-        f" to {base_dir}){example}; or install the package",
+        f"{reference.search_fix(missing.partition('.')[0])}; or install the package",
         (f"no module named {missing!r} on sys.path:", *shown),
     )
 
 
-def _attribute(setting: ServerSettings, module: object, attribute: str, file: str) -> object:
-    module_name = setting.object.partition(":")[0]
+def server_attribute(reference: ServerReference, module: object, attribute: str) -> object:
+    """Return ``module``'s ``attribute``, a dotted path (``Holder.server``).
+
+    Raises:
+        Exception: ``reference.error(...)``: no such attribute; the fix suggests a close
+            name, or lists the servers the owner holds.
+    """
     target = module
     done: list[str] = []
     for part in attribute.split("."):
         try:
             target = getattr(target, part)
         except AttributeError as exc:
-            owner = ".".join([module_name, *done]) if done else module_name
-            fix = _attribute_fix(target, part, f"{module_name}:{''.join(p + '.' for p in done)}")
-            raise _object_error(
-                setting,
-                file,
+            owner = ".".join([reference.owner, *done])
+            prefix = f"{reference.owner}:{''.join(p + '.' for p in done)}"
+            raise reference.error(
                 "the name of an attribute of the module",
-                fix,
+                _attribute_fix(target, part, prefix),
                 (f"{owner!r} has no attribute {part!r}",),
             ) from exc
         done.append(part)
@@ -486,47 +544,44 @@ def _attribute_fix(owner: object, wanted: str, prefix: str) -> str:
     return "define it there, or correct the name after the colon"
 
 
-def _as_handler(setting: ServerSettings, target: object, file: str) -> RequestHandler:
+def as_server(reference: ServerReference, target: object) -> RequestHandler:
+    """Return ``target`` if it is a server, else what it returns when called with no arguments.
+
+    Raises:
+        Exception: ``reference.error(...)``: ``target`` is neither a server nor a function
+            (an async function says so), the call raised (what, and where), or it returned
+            something else.
+    """
     if _is_handler(target):
         return typing.cast("RequestHandler", target)
     expected = "an MCPServer, or a function of no arguments returning one"
     if inspect.iscoroutinefunction(target):
-        raise _object_error(
-            setting,
-            file,
+        raise reference.error(
             expected,
             "make it a plain function (def, not async def) that builds and returns the server",
-            (f"{setting.object} is an async function",),
+            (f"{reference.text} is an async function",),
         )
     if not callable(target):
-        raise _object_error(
-            setting,
-            file,
-            expected,
-            "point object at the MCPServer, or at a function that returns it",
-            (f"{setting.object} is {_kind(target)}",),
+        raise reference.error(
+            expected, reference.point_fix, (f"{reference.text} is {_kind(target)}",)
         )
     try:
         made = target()
-    # The user's factory runs here: whatever it raises is reported as this setting's problem.
+    # The user's factory runs here: whatever it raises is reported as this reference's problem.
     except Exception as exc:
-        raise _object_error(
-            setting,
-            file,
+        raise reference.error(
             expected,
             "the function is called with no arguments; correct it, or name the server itself",
-            (f"calling {setting.object}() raised {_one_line(exc)}", *_where(exc)),
+            (f"calling {reference.text}() raised {_one_line(exc)}", *_where(exc)),
         ) from exc
     if _is_handler(made):
         return typing.cast("RequestHandler", made)
     if inspect.iscoroutine(made):
         made.close()
-    raise _object_error(
-        setting,
-        file,
+    raise reference.error(
         expected,
         "return the MCPServer from the function",
-        (f"{setting.object}() returned {_kind(made)}, not a server",),
+        (f"{reference.text}() returned {_kind(made)}, not a server",),
     )
 
 
@@ -562,6 +617,9 @@ def _where(exc: BaseException) -> tuple[str, ...]:
         return ()
     while frame.tb_next is not None:
         frame = frame.tb_next
+    # Raised by the call itself (a factory that takes arguments): no line of theirs to show.
+    if frame.tb_frame.f_code.co_filename == __file__:
+        return ()
     return (f"at {frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}",)
 
 
