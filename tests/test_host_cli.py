@@ -139,8 +139,8 @@ def test_call_with_bad_json_says_what_to_type(tmp_path: Path) -> None:
         tmp_path, "call", "everything", "echo", "{text: hi}", "--config", str(config)
     )
     assert result.returncode == 1
-    assert "not valid JSON" in result.stderr
-    assert "expected: a JSON object" in result.stderr
+    assert "the arguments are not valid JSON" in result.stderr
+    assert "write key=value pairs (a=1 name=Ada) or one JSON object" in result.stderr
 
 
 def test_config_check_shows_the_friendly_errors(tmp_path: Path) -> None:
