@@ -14,13 +14,13 @@ cancelled with Ctrl-C is cancelled in the middle, its request with it (the sessi
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast, final
 
 from trimcp.cli._args import as_strings, parse_arguments
+from trimcp.cli._output import write_prompt, write_tool_result
 from trimcp.client import SessionUpstream, prompt_ref, qualify, resource_ref
 from trimcp.errors import ConfigError
 
@@ -243,7 +243,9 @@ async def _call(context: Context, rest: str) -> None:
     display = context.display
     result = await context.manager.call_tool(name, arguments, on_progress=display.progress)
     display.finish()
-    _write_result(result, context.out)
+    write_tool_result(result, context.out)
+    if result.get("isError"):
+        context.out.write("(the tool reported an error)\n")
 
 
 async def _read(context: Context, rest: str) -> None:
@@ -254,6 +256,8 @@ async def _read(context: Context, rest: str) -> None:
     server = words[0] if len(words) == 2 else _server_of_uri(await read_names(context.manager), uri)
     session = await _session(context.manager, server)
     contents = await session.read_resource(uri)
+    # Not _output.write_resource: its note on binary content says to redirect stdout to a
+    # file, which a prompt cannot; here binary content is only summarised.
     out = context.out
     for item in contents:
         if len(contents) > 1:
@@ -270,12 +274,7 @@ async def _prompt(context: Context, rest: str) -> None:
     entry, pairs = _named(_words(rest), names, names.prompts, "prompt")
     arguments = as_strings(parse_arguments(pairs)) if pairs else None
     session = await _session(context.manager, entry.server)
-    result = await session.get_prompt(entry.name, arguments)
-    out = context.out
-    if result.description:
-        out.write(f"# {result.description}\n")
-    for message in result.messages:
-        out.write(f"{message.role}: {_block_text(message.content)}\n")
+    write_prompt(await session.get_prompt(entry.name, arguments), context.out)
 
 
 async def _complete(context: Context, rest: str) -> None:
@@ -358,33 +357,6 @@ def _matches(template: str, uri: str) -> bool:
     pieces = _TEMPLATE_EXPRESSION.split(template)
     pattern = ".+".join(re.escape(piece) for piece in pieces)
     return re.fullmatch(pattern, uri) is not None
-
-
-def _block_text(block: object) -> str:
-    """One content block as text: text as it is, anything else as a note of what it is."""
-    if not isinstance(block, dict):
-        return str(block)
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    resource = block.get("resource")
-    if kind == "resource" and isinstance(resource, dict):
-        text = resource.get("text")
-        uri = resource.get("uri", "")
-        return f"[resource {uri}]" + (f"\n{text}" if isinstance(text, str) else "")
-    if kind == "resource_link":
-        return f"[resource link {block.get('uri', '')}]"
-    return f"[{kind} {block.get('mimeType', '')}]".replace(" ]", "]")
-
-
-def _write_result(result: JsonObject, out: TextIO) -> None:
-    content = result.get("content")
-    for block in content if isinstance(content, list) else []:
-        out.write(f"{_block_text(block)}\n")
-    if result.get("structuredContent") is not None:
-        out.write(json.dumps(result["structuredContent"], indent=2) + "\n")
-    if result.get("isError"):
-        out.write("(the tool reported an error)\n")
 
 
 _ACTIONS: dict[str, Callable[[Context, str], Awaitable[None]]] = {
