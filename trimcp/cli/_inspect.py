@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import math
 import sys
 from typing import TYPE_CHECKING
 
 from trimcp.cli._inspect_view import print_report
+from trimcp.cli._output import dump_json
 from trimcp.cli._passthrough import add_passthrough_command, split_command
 from trimcp.cli._reach import server_for
 from trimcp.cli._target import parse_target
@@ -122,7 +122,7 @@ def _inspect(arguments: list[str]) -> int:
         sys.stderr.write(f"trimcp inspect: cannot inspect {target.text}:\n{problem}\n")
         return _FAILURE
     if options.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        dump_json(report)
     else:
         print_report(report)
     errors = report.get("errors")

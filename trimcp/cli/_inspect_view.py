@@ -14,6 +14,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from trimcp.cli._output import is_terminal
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -27,7 +29,7 @@ Section = tuple[str, list[str]]
 
 def print_report(report: JsonObject) -> None:
     """Print ``report`` to stdout: a tree on a terminal, plain text otherwise."""
-    if sys.stdout.isatty():
+    if is_terminal(sys.stdout):
         from rich.console import Console
 
         Console().print(render_tree(report))

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import re
 import shutil
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, cast
 
 from trimcp.cli._config_file import place_entry, read_document, write_document
 from trimcp.cli._hosts import HOSTS, config_file, host_entry
+from trimcp.cli._output import dump_json, is_terminal
 from trimcp.cli._passthrough import add_passthrough_command, split_command
 from trimcp.cli._reach import server_for
 from trimcp.cli._target import parse_target
@@ -244,14 +244,13 @@ def _argument(argument: str, here: str) -> str:
 
 def _print_entry(host: Host, path: Path, name: str, entry: dict[str, object]) -> None:
     snippet = {host.table: {name: entry}}
-    text = json.dumps(snippet, indent=2, ensure_ascii=False)
-    if sys.stdout.isatty():
+    if is_terminal(sys.stdout):
         from rich.console import Console
         from rich.json import JSON
 
-        Console().print(JSON(text, ensure_ascii=False))
+        Console().print(JSON.from_data(snippet, ensure_ascii=False))
     else:
-        sys.stdout.write(text + "\n")
+        dump_json(snippet)
     sys.stderr.write(f'not written: this goes into {path}, under "{host.table}"\n')
 
 
@@ -303,7 +302,7 @@ def _describe(entry: dict[str, object]) -> list[str]:
 
 def _say(lines: Sequence[tuple[str, str]]) -> None:
     """Print ``(text, rich style)`` lines: styled on a terminal, plain otherwise."""
-    if not sys.stdout.isatty():
+    if not is_terminal(sys.stdout):
         sys.stdout.write("".join(f"{text}\n" for text, _ in lines))
         return
     from rich.console import Console
