@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import signal
 import sys
 from pathlib import Path
@@ -54,9 +55,21 @@ if TYPE_CHECKING:
 
 __all__ = ["history_path", "run_shell"]
 
+logger = logging.getLogger(__name__)
+
 _QUIT = frozenset({"/quit", "/exit"})
-_ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no", "a": "always"}
-_ANSWERS["always"] = "always"
+#: Seconds to read the servers' names for Tab between two commands (actor calls: quick).
+_REFRESH_TIMEOUT = 5.0
+#: What may be answered to the permission question (Enter alone is no).
+_ANSWERS = {
+    "y": "yes",
+    "yes": "yes",
+    "n": "no",
+    "no": "no",
+    "": "no",
+    "a": "always",
+    "always": "always",
+}
 
 
 def history_path() -> Path:
@@ -177,14 +190,21 @@ class _Shell:
                 self._reader.interrupt()
 
     async def _refresh_names(self) -> None:
-        self._completer.names = await read_names(self._manager)
+        """Give Tab what the servers offer now; on a failure, what they offered before."""
+        with trio.move_on_after(_REFRESH_TIMEOUT):
+            try:
+                self._completer.names = await read_names(self._manager)
+            except TrimcpError as exc:
+                logger.debug("the names for Tab were not refreshed: %s", exc)
 
     async def _ask(self, request: CallRequest) -> bool:
         """The permission question for a tool the rules want asked about."""
         name = request.qualified_name
         if name in self._always:
             return True
-        destructive = (request.annotations or {}).get("destructiveHint") is True
+        hints = request.annotations or {}
+        # As the policy reads the hints: destructive, unless also read-only.
+        destructive = hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True
         decision = self._manager.permissions.decide(name, request.annotations)
         why = "is marked destructive" if destructive else f"needs asking ({decision.reason})"
         question = f"{name} {why}; run it? [y]es / [n]o / [a]lways for this tool in this session "
