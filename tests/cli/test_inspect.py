@@ -325,7 +325,7 @@ def test_inspect_prints_a_summary_and_reads_configured_servers(tmp_path: Path) -
     missing = trimcp_inspect(tmp_path, "dmeo", "--config", str(config))
     assert missing.returncode == 1
     assert 'no MCP server named "dmeo" is configured' in missing.stderr
-    assert 'Did you mean "demo"?' in missing.stderr
+    assert 'did you mean "demo"?' in missing.stderr
     assert missing.stdout == ""
 
 
