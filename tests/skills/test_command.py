@@ -233,9 +233,9 @@ def test_config_check_reports_a_missing_root_when_skills_is_enabled(
     assert "  key:      skills.roots[0]\n" in err
 
 
-def test_the_readme_entry_and_daemon_table_are_what_the_command_accepts() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Built-in tools: trimcp skills\n", 1)[1].split("\n## ", 1)[0]
+def test_the_documented_host_entry_and_daemon_table_are_what_the_command_accepts() -> None:
+    reference = (REPO / "docs" / "skills.md").read_text(encoding="utf-8")
+    section = reference.split("\n## In a desktop host\n", 1)[1].split("\n## ", 1)[0]
     blocks = dict(re.findall(r"```(json|toml)\n(.*?)```", section, re.DOTALL))
     server = json.loads(blocks["json"])["mcpServers"]["files"]
     assert server["command"] == "<absolute path>/trimcp"
