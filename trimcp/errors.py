@@ -70,6 +70,12 @@ The tree (``tests/test_exports.py`` checks that it names every class here, under
     │   ├── RequestTimeout                   an MCP request got no answer in time
     │   ├── SessionLimitReached              trimcp.sessions, trimcp.http
     │   ├── HttpRefusal                      an HTTP error answer of the MCP endpoint
+    │   ├── AuthError                        trimcp.auth: a request's credentials refused
+    │   │   ├── MalformedAuthorization       400 invalid_request
+    │   │   ├── TokenRequired                401, no bearer token at all
+    │   │   ├── InvalidToken                 401 invalid_token
+    │   │   ├── InsufficientScope            403 insufficient_scope
+    │   │   └── VerifierUnavailable          503: the keys or the introspection endpoint
     │   ├── SchemaError                      trimcp.server, when a function is registered
     │   │   └── UnsupportedDialect
     │   ├── ArgumentError                    carries ArgumentProblem records
@@ -103,6 +109,7 @@ __all__ = [
     "AlreadyRegistered",
     "ArgumentError",
     "ArgumentProblem",
+    "AuthError",
     "CallTimeout",
     "CallingSelf",
     "ChildNotFound",
@@ -120,16 +127,19 @@ __all__ = [
     "HttpAuthRequired",
     "HttpRefusal",
     "HttpStatusError",
+    "InsufficientScope",
     "InternalError",
     "InvalidChildSpec",
     "InvalidCursor",
     "InvalidParams",
     "InvalidRequest",
+    "InvalidToken",
     "InvalidTransition",
     "JsonRpcError",
     "LaunchFailed",
     "LocalProtocolError",
     "MailboxClosed",
+    "MalformedAuthorization",
     "MailboxFull",
     "MessageRefused",
     "MessageTooLarge",
@@ -157,6 +167,7 @@ __all__ = [
     "SubprotocolRefused",
     "SupervisorError",
     "TemplateError",
+    "TokenRequired",
     "ToolCallDenied",
     "ToolError",
     "ToolOutputInvalid",
@@ -168,6 +179,7 @@ __all__ = [
     "UnknownTool",
     "UnsupportedDialect",
     "UrlElicitationRequired",
+    "VerifierUnavailable",
 ]
 
 
@@ -669,6 +681,72 @@ class HttpRefusal(TrimcpError):
         """Return the JSON-RPC error response that is the answer's body."""
         error = {"code": self.code, "message": self.message}
         return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
+
+
+# --- authorization (trimcp.auth) ------------------------------------------------------------
+
+
+class AuthError(TrimcpError):
+    """A request's credentials were refused; the endpoint answers with a bearer challenge.
+
+    MCP 2025-11-25, Basic > Authorization > Error Handling, and RFC 6750 section 3: each
+    subclass fixes the HTTP ``status`` and the ``error`` code of the ``WWW-Authenticate:
+    Bearer`` challenge (None: the challenge carries no error, as for a request without any
+    token). The message is the challenge's ``error_description``: it says what was wrong and
+    how to fix it, and never holds the token.
+    """
+
+    status: int = 401
+    error_code: str | None = None
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class MalformedAuthorization(AuthError):
+    """The ``Authorization`` header cannot be read (RFC 6750 section 3.1 ``invalid_request``)."""
+
+    status = 400
+    error_code = "invalid_request"
+
+
+class TokenRequired(AuthError):
+    """The request carries no bearer token; the 401 challenge tells where to get one."""
+
+
+class InvalidToken(AuthError):
+    """The token is expired, not yet valid, badly signed, or for another issuer or resource.
+
+    A verifier (``trimcp.auth.TokenVerifier``) raises it for any token it does not accept.
+    """
+
+    error_code = "invalid_token"
+
+
+class InsufficientScope(AuthError):
+    """The token is valid but lacks scopes the request needs (403 ``insufficient_scope``).
+
+    ``scopes`` are every scope the request needs (not only the missing ones), as MCP
+    2025-11-25 asks of a challenge: the client re-authorizes once with all of them.
+    """
+
+    status = 403
+    error_code = "insufficient_scope"
+
+    def __init__(self, message: str, scopes: Sequence[str]) -> None:
+        super().__init__(message)
+        self.scopes = tuple(scopes)
+
+
+class VerifierUnavailable(AuthError):
+    """Tokens cannot be checked now: the JWKS or introspection endpoint failed (503).
+
+    Not the client's fault, so no ``invalid_token``: a client that re-authorized would get
+    the same answer.
+    """
+
+    status = 503
 
 
 # --- the server API (trimcp.server) ----------------------------------------------------------
