@@ -21,6 +21,7 @@ every other config error and naming the file that set the key (``SysConfig.file_
 
 from __future__ import annotations
 
+from ._auth import AuthSettings as AuthSettings
 from ._gateway import NAMESPACE_SCHEMES as NAMESPACE_SCHEMES
 from ._gateway import GatewaySettings as GatewaySettings
 from ._load import CONFIG_ENV_VAR as CONFIG_ENV_VAR
@@ -58,6 +59,7 @@ __all__ = [
     "SKILL_CATEGORIES",
     "ActorSettings",
     "ApplicationSettings",
+    "AuthSettings",
     "GatewaySettings",
     "HttpSettings",
     "KeyOrigins",

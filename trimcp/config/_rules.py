@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._auth import auth_problems
 from ._problem import Problem, config_error
 from ._toml_text import describe, dotted
 
@@ -74,6 +75,7 @@ def check_rules(config: SysConfig) -> None:
 def _problems(config: SysConfig) -> Iterator[Problem]:
     yield from _websocket_path_clash(config)
     yield from _port_clash(config)
+    yield from auth_problems(config.auth, config.file_of)
 
 
 def _problem(config: SysConfig, key: KeyPath, given: object, expected: str, fix: str) -> Problem:

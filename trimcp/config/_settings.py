@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ._auth import AuthSettings
 from ._gateway import GatewaySettings
 from ._merge import KeyOrigins
 from ._schema import Check, above, at_least, between, internal, non_empty, spec
@@ -400,6 +401,7 @@ class SysConfig:
         sessions: the ``[sessions]`` table.
         skills: the ``[skills]`` table (``trimcp.skills``).
         gateway: the ``[gateway]`` table (``trimcp.gateway``).
+        auth: the ``[auth]`` table (``trimcp.auth``): bearer tokens on the HTTP listener.
     """
 
     sources: tuple[str, ...] = field(default=(), metadata=internal())
@@ -444,6 +446,10 @@ class SysConfig:
     gateway: GatewaySettings = field(
         default_factory=GatewaySettings,
         metadata=spec(meaning="how the daemon names what its backends offer"),
+    )
+    auth: AuthSettings = field(
+        default_factory=AuthSettings,
+        metadata=spec(meaning="OAuth 2.1 bearer tokens on the HTTP listener"),
     )
 
     def file_of(self, key: KeyPath) -> str:
