@@ -21,7 +21,11 @@ ALLOWED: dict[str, set[str]] = {
     "protocol": {"errors"},
     "transports": {"errors", "protocol", "actors"},
     "supervision": {"errors", "actors", "config"},
-    "sessions": {"errors", "protocol", "actors", "supervision", "transports"},
+    # The server side of OAuth (verifiers, metadata, challenges) and the client side: below
+    # every transport, so that http (and the client's HTTP transport) can use it.
+    "auth": {"errors", "config"},
+    # auth: the type of a session's identity (RequestContext.identity).
+    "sessions": {"errors", "protocol", "actors", "supervision", "transports", "auth"},
     "testing": {
         "errors",
         "actors",
@@ -32,9 +36,19 @@ ALLOWED: dict[str, set[str]] = {
         "server",
         "http",
         "client",
+        "auth",
     },
     "notify": {"errors", "actors", "supervision"},
-    "http": {"errors", "protocol", "actors", "supervision", "sessions", "transports", "config"},
+    "http": {
+        "errors",
+        "protocol",
+        "actors",
+        "supervision",
+        "sessions",
+        "transports",
+        "config",
+        "auth",
+    },
     "server": {
         "errors",
         "protocol",
@@ -45,8 +59,9 @@ ALLOWED: dict[str, set[str]] = {
         "config",
         "http",
         "notify",
+        "auth",
     },
-    "client": {"errors", "config", "protocol", "actors", "supervision", "transports"},
+    "client": {"errors", "config", "protocol", "actors", "supervision", "transports", "auth"},
     "skills": {
         "errors",
         "config",
@@ -73,6 +88,7 @@ ALLOWED: dict[str, set[str]] = {
         "server",
         "http",
         "transports",
+        "auth",
     },
     "daemon": {
         "errors",
@@ -88,6 +104,7 @@ ALLOWED: dict[str, set[str]] = {
         "skills",
         "client",
         "gateway",
+        "auth",
     },
     # Products built on the public API: the gateway fronting many servers as one.
     "gateway": {

@@ -29,6 +29,7 @@ from trimcp.sessions import LOG_LEVELS
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+    from trimcp.auth import Identity
     from trimcp.protocol import ElicitResult, JsonObject, JsonValue, ProgressToken, RequestId, Root
     from trimcp.sessions import RequestContext, SessionHandle
 
@@ -76,6 +77,16 @@ class Context(ContextMarker):
     def session(self) -> SessionHandle:
         """The client session (capabilities, client info, raw ``request``/``notify``)."""
         return self._request.session
+
+    @property
+    def identity(self) -> Identity | None:
+        """Whom the request's access token speaks for; None without authorization.
+
+        Set over HTTP when the listener checks bearer tokens (``HttpOptions.auth``, the
+        ``[auth]`` table): the subject, client id, scopes, expiry, issuer and every claim of
+        the token, never the token itself. A task's calls see the identity of the session.
+        """
+        return self._request.session.identity
 
     @property
     def is_cancelled(self) -> bool:

@@ -13,6 +13,8 @@ from ._context import LOG_LEVELS as LOG_LEVELS
 from ._context import ProgressReporter as ProgressReporter
 from ._context import RequestContext as RequestContext
 from ._context import SessionHandle as SessionHandle
+from ._context import SessionIdentity as SessionIdentity
+from ._context import bind_identity as bind_identity
 from ._handler import RequestHandler as RequestHandler
 from ._manager import ConnectionBound as ConnectionBound
 from ._manager import ManagedStream as ManagedStream
@@ -45,11 +47,13 @@ __all__ = [
     "RequestHandler",
     "Session",
     "SessionHandle",
+    "SessionIdentity",
     "SessionLimits",
     "SessionManager",
     "SessionOptions",
     "SessionRecord",
     "SessionTable",
+    "bind_identity",
     "serve_session",
     "serve_stdio",
     "shutting_down",

@@ -6,6 +6,12 @@ these methods touch the session's protocol state directly and synchronously (no 
 between a check and its update), and queue bytes for its writer, tagged with the request
 they belong to where there is one (a request's progress). They see the session only as a
 ``SessionPort`` (``_port.py``), so this module and the actor's need not import each other.
+
+The identity a request was authorized as (``trimcp.auth``, over HTTP with ``[auth]``) is
+the session's: the transport that checked the token binds a ``SessionIdentity`` to the
+session's actor with ``bind_identity`` before the session sees a message, and refreshes it
+as later requests bring newer tokens of the same principal. The binding is held weakly by
+the transport's stream, so it goes when the session does.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from trimcp.protocol import Phase
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from trimcp.actors import ActorRef
+    from trimcp.auth import Identity
     from trimcp.protocol import (
         ClientCapabilities,
         Implementation,
@@ -42,6 +50,33 @@ _DROPPED: weakref.WeakKeyDictionary[SessionPort, int] = weakref.WeakKeyDictionar
 
 #: RFC 5424 levels as MCP names them (Utilities > Logging), lowest first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@final
+class SessionIdentity:
+    """The identity a session's requests are authorized as; its transport keeps it current.
+
+    The transport holds it (its stream does) for as long as the session lives; the session
+    finds it through ``bind_identity``. ``identity`` is replaced when a later request of the
+    same principal brings a newer token (more scopes, a later expiry).
+    """
+
+    __slots__ = ("__weakref__", "identity")
+
+    def __init__(self, identity: Identity) -> None:
+        self.identity = identity
+
+
+# Session actor -> its identity. Weak values: an entry goes with the stream holding it.
+_IDENTITIES: weakref.WeakValueDictionary[ActorRef, SessionIdentity] = weakref.WeakValueDictionary()
+
+
+def bind_identity(session: ActorRef, holder: SessionIdentity) -> None:
+    """Make ``holder`` the identity of the session actor ``session`` (see the module docstring).
+
+    Bind before the session handles a message, so that no request runs unauthenticated.
+    """
+    _IDENTITIES[session] = holder
 
 
 @final
@@ -93,6 +128,16 @@ class SessionHandle:
     def log_level(self) -> str | None:
         """The level set by ``logging/setLevel``; None until the client sets one."""
         return self._session.log_level
+
+    @property
+    def identity(self) -> Identity | None:
+        """Whom the session's token speaks for (``trimcp.auth``); None without authorization.
+
+        Over HTTP with ``[auth]`` every request was checked before the session saw it; this
+        is the identity of the latest one. stdio and unauthenticated listeners have none.
+        """
+        holder = _IDENTITIES.get(self._session.ref)
+        return None if holder is None else holder.identity
 
     def set_log_level(self, level: str) -> None:
         """Record the client's minimum level for ``notifications/message``.
@@ -193,6 +238,11 @@ class RequestContext:
         self.request_id = request_id
         self.progress_token = progress_token
         self.session = SessionHandle(session)
+
+    @property
+    def identity(self) -> Identity | None:
+        """Whom the request's token speaks for; None without authorization (``SessionHandle``)."""
+        return self.session.identity
 
     @property
     def cancelled(self) -> bool:
