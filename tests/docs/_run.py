@@ -105,7 +105,9 @@ class PageRun:
             "XDG_CONFIG_HOME": str(home / ".config"),
             # The interpreter running the tests comes first: its python, pip and trimcp.
             "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
-            "PYTHONPATH": str(self.work),
+            # The work folder (the modules blocks wrote), then this checkout's trimcp, whatever
+            # the environment has installed: the docs are tested against the code beside them.
+            "PYTHONPATH": os.pathsep.join([str(self.work), str(REPO)]),
             "PYTHONUNBUFFERED": "1",
             "COLUMNS": "120",
             "NO_COLOR": "1",
