@@ -7,11 +7,15 @@ every layer between the HTTP server and the session shows in the throughput (ben
 time by layer).
 
 Order of checks for every request, so a refused request never creates a session or touches
-one: path (404), Host/Origin (421/403, DNS-rebinding protection), method (405), headers
-(406/415), body size (413), body outline (400), shutting down (503), session id (400/404;
-``initialize`` on an existing session is 400), protocol version (400), a batch outside
+one: path (404), Host/Origin (421/403, DNS-rebinding protection), authorization with
+``HttpOptions.auth`` (400/401/403/503 with a ``WWW-Authenticate`` challenge, ``_auth.py``),
+method (405), headers (406/415), body size (413), body outline (400), the scopes of what the
+body asks for (403), shutting down (503), session id (400/404; ``initialize`` on an existing
+session is 400; another principal's session is 404), protocol version (400), a batch outside
 2025-03-26 (400). Once the body parsed, the JSON-RPC error of a refusal carries the id of the
-request it refuses.
+request it refuses. With ``auth`` the RFC 9728 metadata is served (GET) at its well-known
+paths, after the Host/Origin check and without a token; the WebSocket upgrade is authorized
+the same way (``_websocket_auth.py``).
 
 Graceful stop (``trimcp.supervision.Drain``): while the server drains, a POST that carries a
 request (``initialize`` included, and every stateless POST) and a GET that opens a new
@@ -23,9 +27,10 @@ its answer has been sent, so the drain waits for the answers of the requests it 
 
 Here: the routing and the session endpoint (a session's POSTs, its GET stream, DELETE,
 ``initialize``). Beside it: ``_stateless.py`` (``HttpOptions.stateless``: a session per POST),
-``_legacy.py`` (the 2024-11-05 HTTP+SSE transport's two routes), ``_sse_writer.py`` (writing
-an SSE answer), ``_session_io.py`` (starting a session, with the one 503 when none can start;
-feeding it; collecting a JSON answer) and ``_asgi.py`` (request bodies and fixed answers).
+``_legacy.py`` (the 2024-11-05 HTTP+SSE transport's two routes), ``_auth.py`` and
+``_websocket_auth.py`` (authorization), ``_sse_writer.py`` (writing an SSE answer),
+``_session_io.py`` (starting a session, with the one 503 when none can start; feeding it;
+collecting a JSON answer) and ``_asgi.py`` (request bodies and fixed answers).
 
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 """
@@ -41,6 +46,7 @@ import orjson
 
 from trimcp.errors import EventsLost, UnknownEventId
 from trimcp.http._asgi import read_body, refuse, send_fixed, send_json, send_plain
+from trimcp.http._auth import EndpointAuth, unknown_session
 from trimcp.http._body import read_post_body
 from trimcp.http._checks import (
     Headers,
@@ -63,6 +69,7 @@ from trimcp.http._session_io import (
 from trimcp.http._sse_writer import SseWriter
 from trimcp.http._stateless import answer_initialize, initialize_quietly, open_stateless_session
 from trimcp.http._stream import HttpSessionStream, peek_id
+from trimcp.http._websocket_auth import AuthorizedStream, refuse_upgrade
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
 from trimcp.sessions import ConnectionBound
 from trimcp.supervision import current_drain
@@ -75,6 +82,7 @@ from trimcp.transports import (
 )
 
 if TYPE_CHECKING:
+    from trimcp.auth import Identity
     from trimcp.http._asgi import Receive, Scope, Send
     from trimcp.http._body import PostBody
     from trimcp.http._live import LiveQueue
@@ -113,7 +121,9 @@ class McpHttpApp:
         )
         self._max_message_size = max_message_size
         self._sse = SseWriter(options)
-        self._legacy = LegacyEndpoint(manager, options) if options.legacy_sse else None
+        auth = options.auth
+        self._auth = None if auth is None else EndpointAuth(auth, options.path)
+        self._legacy = LegacyEndpoint(manager, options, self._auth) if options.legacy_sse else None
         # The drain of the application this endpoint runs in (None: no graceful stop).
         self._drain = current_drain()
 
@@ -132,7 +142,9 @@ class McpHttpApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         legacy = self._legacy if self._legacy is not None and self._legacy.serves(path) else None
-        if path != self._options.path and legacy is None:
+        auth = self._auth
+        metadata = auth is not None and path in auth.metadata_paths
+        if path != self._options.path and legacy is None and not metadata:
             await send_plain(
                 send, 404, b"Not Found: the MCP endpoint is " + self._options.path.encode()
             )
@@ -142,72 +154,106 @@ class McpHttpApp:
             logger.warning("refused an HTTP request: %s", problem.message)
             await refuse(send, HttpRefusal(problem.status, problem.message))
             return
-        method = scope["method"]
-        headers = Headers(scope["headers"])
-        if legacy is not None:
-            try:
-                await legacy(scope, headers, receive, send)
-            except HttpRefusal as refusal:
-                await refuse(send, refusal)
-            return
         try:
-            if self._options.stateless and method in ("GET", "DELETE"):
-                raise HttpRefusal(
-                    405,
-                    f"Method Not Allowed: this endpoint is stateless (http.stateless = true): "
-                    f"no sessions, so no {method}; send each request as a POST",
-                    headers=((b"allow", b"POST"),),
-                )
-            if method == "POST":
-                await self._post(headers, receive, send)
-            elif method == "GET":
-                await self._get(headers, receive, send)
-            elif method == "DELETE":
-                await self._delete(headers, send)
-            else:
-                raise HttpRefusal(
-                    405,
-                    f"Method Not Allowed: the MCP endpoint takes POST, GET and DELETE, "
-                    f"not {method}",
-                    headers=((b"allow", b"GET, POST, DELETE"),),
-                )
+            if auth is not None and metadata:
+                await auth.metadata(scope, send)
+                return
+            identity = None if auth is None else await auth.authenticate(scope)
+            if legacy is not None:
+                await legacy(scope, Headers(scope["headers"]), receive, send, identity)
+                return
+            await self._route(scope, receive, send, identity)
         except HttpRefusal as refusal:
             await refuse(send, refusal)
+
+    async def _route(
+        self, scope: Scope, receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
+        """Serve an authorized request to the MCP endpoint by its method.
+
+        Raises:
+            HttpRefusal: the request is refused (the caller answers with it).
+        """
+        method = scope["method"]
+        headers = Headers(scope["headers"])
+        if self._options.stateless and method in ("GET", "DELETE"):
+            raise HttpRefusal(
+                405,
+                f"Method Not Allowed: this endpoint is stateless (http.stateless = true): "
+                f"no sessions, so no {method}; send each request as a POST",
+                headers=((b"allow", b"POST"),),
+            )
+        if method == "POST":
+            await self._post(headers, receive, send, identity)
+        elif method == "GET":
+            await self._get(headers, receive, send, identity)
+        elif method == "DELETE":
+            await self._delete(headers, send, identity)
+        else:
+            raise HttpRefusal(
+                405,
+                f"Method Not Allowed: the MCP endpoint takes POST, GET and DELETE, not {method}",
+                headers=((b"allow", b"GET, POST, DELETE"),),
+            )
 
     # --- WebSocket -------------------------------------------------------------------------
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """MCP over WebSocket: one session per connection, under the session manager."""
+        """MCP over WebSocket: one session per connection, under the session manager.
+
+        With ``auth`` the upgrade request's token is checked after Host and Origin (a
+        refused Host or Origin is left to ``accept_asgi_websocket``, which answers it).
+        """
+        auth = self._auth
+        identity: Identity | None = None
+        if auth is not None and check_headers(self._policy, scope["headers"]) is None:
+            try:
+                identity = await auth.authenticate(scope)
+            except HttpRefusal as refusal:
+                await refuse_upgrade(scope, receive, send, refusal)
+                return
         stream = await accept_asgi_websocket(
             scope, receive, send, policy=self._policy, max_message_size=self._max_message_size
         )
         if stream is None:
             return
+        authorized = None
+        if auth is not None and identity is not None:
+            authorized = AuthorizedStream(stream, auth, identity)
         try:
-            record = await start_session(self._manager, new_session_id(), ConnectionBound(stream))
+            record = await start_session(
+                self._manager, new_session_id(), ConnectionBound(authorized or stream)
+            )
         except HttpRefusal as refusal:
             # The same words as a refused POST; aclose cuts them to fit a close frame.
             await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=refusal.message)
             return
+        if authorized is not None and auth is not None and identity is not None:
+            authorized.owner = auth.bind(record.ref, identity)
+            authorized.ready.set()
         await record.ref.wait_exited()
         await stream.aclose()
 
     # --- POST ------------------------------------------------------------------------------
 
-    async def _post(self, headers: Headers, receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: Headers, receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         check_accept_for_post(headers.get("accept"))
         check_content_type(headers.get("content-type"))
         body = await read_body(headers, receive, self._options.max_body_size)
         outline = read_post_body(body)
         drain = self._drain
         try:
+            if self._auth is not None and identity is not None:
+                self._auth.authorize(identity, outline.operations)
             if drain is None:
-                await self._post_outlined(headers, outline, receive, send)
+                await self._post_outlined(headers, outline, receive, send, identity)
                 return
             if drain.draining and (outline.request_ids or outline.initialize):
                 raise shutting_down_refusal()
             with drain.track():
-                await self._post_outlined(headers, outline, receive, send)
+                await self._post_outlined(headers, outline, receive, send, identity)
         except HttpRefusal as refusal:
             # The body parsed, so a refusal answers its request: JSON-RPC 2.0 (section 5)
             # leaves an error's id null only when it could not be found.
@@ -215,23 +261,29 @@ class McpHttpApp:
             raise
 
     async def _post_outlined(
-        self, headers: Headers, outline: PostBody, receive: Receive, send: Send
+        self,
+        headers: Headers,
+        outline: PostBody,
+        receive: Receive,
+        send: Send,
+        identity: Identity | None,
     ) -> None:
         if self._options.stateless:
-            await self._stateless(headers, outline, receive, send)
+            await self._stateless(headers, outline, receive, send, identity)
             return
         if outline.initialize:
             if headers.get("mcp-session-id") is not None:
-                self._session(headers)  # 400 if malformed, 404 if unknown: as for any request
+                # 400 if malformed, 404 if unknown or another's: as for any request.
+                self._session(headers, identity)
                 raise HttpRefusal(
                     400,
                     "Bad Request: this session is already initialized; initialize comes once "
                     "per session. To start a new session, send initialize without an "
                     "MCP-Session-Id header",
                 )
-            await self._initialize(outline, send)
+            await self._initialize(outline, send, identity)
             return
-        record = self._session(headers)
+        record = self._session(headers, identity)
         stream = typing.cast("HttpSessionStream", record.stream)
         await self._serve_post(headers, stream, outline, receive, send)
 
@@ -285,10 +337,16 @@ class McpHttpApp:
             await self._sse.stream(response, live, receive, send, head)
 
     async def _stateless(
-        self, headers: Headers, outline: PostBody, receive: Receive, send: Send
+        self,
+        headers: Headers,
+        outline: PostBody,
+        receive: Receive,
+        send: Send,
+        identity: Identity | None,
     ) -> None:
         """Serve one POST on a session of its own (``HttpOptions.stateless``, ``_stateless``)."""
-        async with open_stateless_session(self._manager) as stream:
+        async with open_stateless_session(self._manager) as (record, stream):
+            self._bind(record, stream, identity)
             if outline.initialize:
                 await answer_initialize(stream, outline, send)
                 return
@@ -296,10 +354,11 @@ class McpHttpApp:
             await initialize_quietly(stream, version)
             await self._serve_post(headers, stream, outline, receive, send)
 
-    async def _initialize(self, outline: PostBody, send: Send) -> None:
+    async def _initialize(self, outline: PostBody, send: Send, identity: Identity | None) -> None:
         session_id = new_session_id()
         stream = HttpSessionStream(session_id, self._store)
-        await start_session(self._manager, session_id, stream)
+        record = await start_session(self._manager, session_id, stream)
+        self._bind(record, stream, identity)
         answers = await exchange(stream, outline.request_ids, outline.raw)
         result = orjson.loads(answers[0]) if answers else None
         extra: list[tuple[bytes, bytes]] = []
@@ -313,15 +372,26 @@ class McpHttpApp:
             extra.append((_SESSION_HEADER, session_id.encode("ascii")))
         await send_json(send, answers[0] if answers else b"", extra)
 
-    def _session(self, headers: Headers) -> SessionRecord:
+    def _bind(
+        self, record: SessionRecord, stream: HttpSessionStream, identity: Identity | None
+    ) -> None:
+        """Bind a session just started to the principal whose request started it."""
+        if self._auth is not None and identity is not None:
+            stream.owner = self._auth.bind(record.ref, identity)
+
+    def _session(self, headers: Headers, identity: Identity | None) -> SessionRecord:
+        """Return the session the request names, if it exists and ``identity`` holds it.
+
+        Raises:
+            HttpRefusal: 400, a malformed id; 404, unknown, ended, or another principal's.
+        """
         session_id = check_session_id(headers.get("mcp-session-id"))
         record = self._table.lookup(session_id)
-        if record is None or typing.cast("HttpSessionStream", record.stream).closed:
-            raise HttpRefusal(
-                404,
-                "Not Found: unknown or expired session; initialize a new session "
-                "(without an MCP-Session-Id header)",
-            )
+        stream = None if record is None else typing.cast("HttpSessionStream", record.stream)
+        if record is None or stream is None or stream.closed:
+            raise unknown_session()
+        if self._auth is not None and not self._auth.holds(stream.owner, identity):
+            raise unknown_session()
         return record
 
     async def _answer_json(
@@ -337,9 +407,11 @@ class McpHttpApp:
 
     # --- GET -------------------------------------------------------------------------------
 
-    async def _get(self, headers: Headers, receive: Receive, send: Send) -> None:
+    async def _get(
+        self, headers: Headers, receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         check_accept_for_get(headers.get("accept"))
-        record = self._session(headers)
+        record = self._session(headers, identity)
         stream = typing.cast("HttpSessionStream", record.stream)
         version = check_protocol_version(
             headers.get("mcp-protocol-version"), stream.protocol_version
@@ -369,8 +441,10 @@ class McpHttpApp:
 
     # --- DELETE ----------------------------------------------------------------------------
 
-    async def _delete(self, headers: Headers, send: Send) -> None:
+    async def _delete(self, headers: Headers, send: Send, identity: Identity | None) -> None:
         session_id = check_session_id(headers.get("mcp-session-id"))
+        if self._auth is not None:
+            self._session(headers, identity)  # only its holder may end it
         if not await self._manager.end_session(session_id, "deleted by the client"):
             raise HttpRefusal(404, "Not Found: unknown or expired session")
         await send_fixed(send, 200, b"", [])

@@ -20,9 +20,19 @@ from trimcp.http._checks import HttpRefusal
 from trimcp.protocol import ErrorCode
 
 if typing.TYPE_CHECKING:
+    from trimcp.auth import Operation, OperationKind
     from trimcp.protocol import RequestId
 
 __all__ = ["PostBody", "read_post_body"]
+
+# The requests whose target has scopes of its own under HttpOptions.auth (ScopeRules): the
+# kind of target, and the params member that names it.
+_TARGETS: typing.Final[dict[str, tuple[OperationKind, str]]] = {
+    "tools/call": ("tool", "name"),
+    "prompts/get": ("prompt", "name"),
+    "resources/read": ("resource", "uri"),
+    "resources/subscribe": ("resource", "uri"),
+}
 
 
 @typing.final
@@ -32,12 +42,14 @@ class PostBody:
 
     ``request_ids`` are the ids of the requests in it, in order (each gets one response
     on the POST's stream); ``initialize`` is True when it is an ``initialize`` request.
+    ``operations`` are the tools called, prompts got and resources read, for their scopes.
     """
 
     raw: bytes
     request_ids: tuple[RequestId, ...]
     batch: bool
     initialize: bool
+    operations: tuple[Operation, ...] = ()
 
     @property
     def request_id(self) -> RequestId | None:
@@ -79,8 +91,12 @@ def read_post_body(raw: bytes) -> PostBody:
             "(or, in protocol 2025-03-26, a non-empty array of them)",
         )
     ids: list[RequestId] = []
+    operations: list[Operation] = []
     initialize = False
     for message in messages:
+        target = _operation(message)
+        if target is not None:
+            operations.append(target)
         if message.get("method") == "initialize":
             if batch:
                 raise HttpRefusal(400, "Invalid Request: initialize must not be part of a batch")
@@ -93,4 +109,26 @@ def read_post_body(raw: bytes) -> PostBody:
             raise HttpRefusal(
                 400, "Invalid Request: a request id must be a string or an integer (not null)"
             )
-    return PostBody(raw=raw, request_ids=tuple(ids), batch=batch, initialize=initialize)
+    return PostBody(
+        raw=raw,
+        request_ids=tuple(ids),
+        batch=batch,
+        initialize=initialize,
+        operations=tuple(operations),
+    )
+
+
+def _operation(message: dict[str, object]) -> Operation | None:
+    """Return what a request targets (``("tool", "echo")``), if it is one with a target.
+
+    A request whose target is missing or not a string is left to the session, which answers
+    it with invalid params: no scope can apply to a name that is not there.
+    """
+    method = message.get("method")
+    found = _TARGETS.get(method) if isinstance(method, str) else None
+    params = message.get("params")
+    if found is None or not isinstance(params, dict):
+        return None
+    kind, member = found
+    name = params.get(member)
+    return (kind, name) if isinstance(name, str) else None

@@ -128,7 +128,9 @@ def _split_target(target: bytes, method: bytes) -> tuple[bytes, bytes]:
         if b"?" in rest and slash < 0:
             query = rest.partition(b"?")[2]
         return raw_path, query
-    raise HeadRejected(400, f"the request target {target[:100]!r} is not a path such as '/mcp'")
+    # Not the query: it may hold a credential (access_token=...), and refusals are logged.
+    shown = target.partition(b"?")[0][:100]
+    raise HeadRejected(400, f"the request target {shown!r} is not a path such as '/mcp'")
 
 
 def _request_line(line: bytes) -> tuple[bytes, bytes, str]:
@@ -177,10 +179,13 @@ def _refuse_field(line: bytes) -> NoReturn:
         # Obsolete line folding, whether or not the continuation holds a colon.
         raise HeadRejected(400, "a header line starts with whitespace (line folding)")
     name, colon, _ = line.partition(b":")
+    # Only the first word: the rest of a broken "Authorization Bearer ..." line is a token,
+    # and refusals are logged.
+    first = name.split(b" ", 1)[0].split(b"\t", 1)[0][:40]
     if not colon:
-        raise HeadRejected(400, f"the header line {line[:60]!r} has no ':'")
+        raise HeadRejected(400, f"the header line starting {first!r} has no ':'")
     if not _TOKEN.fullmatch(name):
-        raise HeadRejected(400, f"the header name {name[:60]!r} is not a valid token")
+        raise HeadRejected(400, f"the header name starting {first!r} is not a valid token")
     raise HeadRejected(400, f"the {name.decode('latin-1')} header contains control characters")
 
 

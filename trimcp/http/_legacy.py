@@ -8,7 +8,10 @@ connection, so it is never expired or evicted while connected.
 
 ``LegacyEndpoint`` answers the transport's two routes (``HttpOptions.legacy_sse_path`` and
 ``legacy_messages_path``); ``McpHttpApp`` hands it their requests once the Host/Origin check
-passed. ``LegacySseStream`` is the ``MessageStream`` each of its sessions runs on.
+and, with ``HttpOptions.auth``, the bearer token passed. The session the SSE GET starts is
+bound to the principal of its token; a POST to it with another principal's token gets the
+404 of an unknown session, and one asking for a tool (resource, prompt) whose scopes the
+token lacks gets 403. ``LegacySseStream`` is the ``MessageStream`` each of its sessions runs on.
 
 Spec: https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#http-with-sse
 """
@@ -40,8 +43,10 @@ from trimcp.transports import encode_event
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from trimcp.auth import Identity
     from trimcp.errors import MessageTooLarge
     from trimcp.http._asgi import Receive, Scope, Send
+    from trimcp.http._auth import EndpointAuth, SessionOwner
     from trimcp.http._checks import Headers
     from trimcp.http._options import HttpOptions
     from trimcp.sessions import SessionManager
@@ -56,18 +61,28 @@ _QUEUE = 64
 class LegacyEndpoint:
     """The two routes of the 2024-11-05 transport: the SSE stream and the messages URL."""
 
-    __slots__ = ("_manager", "_options")
+    __slots__ = ("_auth", "_manager", "_options")
 
-    def __init__(self, manager: SessionManager, options: HttpOptions) -> None:
+    def __init__(
+        self, manager: SessionManager, options: HttpOptions, auth: EndpointAuth | None = None
+    ) -> None:
         self._manager = manager
         self._options = options
+        self._auth = auth
 
     def serves(self, path: str) -> bool:
         """Tell whether ``path`` is one of the transport's routes."""
         return path in (self._options.legacy_sse_path, self._options.legacy_messages_path)
 
-    async def __call__(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
-        """Answer one request to either route.
+    async def __call__(
+        self,
+        scope: Scope,
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        identity: Identity | None = None,
+    ) -> None:
+        """Answer one request to either route; ``identity`` is its token's, with auth.
 
         Raises:
             HttpRefusal: the request is refused (the caller sends the refusal); 503 when
@@ -79,37 +94,52 @@ class LegacyEndpoint:
                 raise HttpRefusal(
                     405, "Method Not Allowed: GET the SSE endpoint", headers=((b"allow", b"GET"),)
                 )
-            await self._open_stream(headers, receive, send)
+            await self._open_stream(headers, receive, send, identity)
             return
         if method != "POST":
             raise HttpRefusal(
                 405, "Method Not Allowed: POST messages here", headers=((b"allow", b"POST"),)
             )
-        await self._post_message(scope, headers, receive, send)
+        await self._post_message(scope, headers, receive, send, identity)
 
     async def _post_message(
-        self, scope: Scope, headers: Headers, receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: Headers,
+        receive: Receive,
+        send: Send,
+        identity: Identity | None,
     ) -> None:
         check_content_type(headers.get("content-type"))
         query = urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = check_session_id((query.get("session_id") or [None])[0])
         record = self._manager.table.lookup(session_id)
+        unknown = HttpRefusal(404, "Not Found: unknown session; open the SSE endpoint again")
         if record is None or not isinstance(record.stream, LegacySseStream):
-            raise HttpRefusal(404, "Not Found: unknown session; open the SSE endpoint again")
+            raise unknown
+        auth = self._auth
+        if auth is not None and not auth.holds(record.stream.owner, identity):
+            raise unknown
         body = await read_body(headers, receive, self._options.max_body_size)
-        read_post_body(body)  # refuse what cannot be JSON-RPC here, with its 400
+        outline = read_post_body(body)  # refuse what cannot be JSON-RPC here, with its 400
+        if auth is not None and identity is not None:
+            auth.authorize(identity, outline.operations)
         try:
             await record.stream.feed(body)
         except TransportClosed:
             raise HttpRefusal(404, "Not Found: the session has ended") from None
         await send_fixed(send, 202, b"Accepted", [])
 
-    async def _open_stream(self, headers: Headers, receive: Receive, send: Send) -> None:
+    async def _open_stream(
+        self, headers: Headers, receive: Receive, send: Send, identity: Identity | None
+    ) -> None:
         """Start a session and stream its messages until either side ends it."""
         check_accept_for_get(headers.get("accept"))
         session_id = new_session_id()
         stream = LegacySseStream(session_id)
-        await start_session(self._manager, session_id, stream)
+        record = await start_session(self._manager, session_id, stream)
+        if self._auth is not None and identity is not None:
+            stream.owner = self._auth.bind(record.ref, identity)
         endpoint = f"{self._options.legacy_messages_path}?session_id={session_id}"
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send(chunk(encode_event(endpoint.encode(), event="endpoint")))
@@ -137,12 +167,14 @@ class LegacyEndpoint:
 class LegacySseStream:
     """The ``MessageStream`` of one legacy session: POST bodies in, one SSE stream out."""
 
-    __slots__ = ("_in_receive", "_in_send", "_out_receive", "_out_send", "session_id")
+    __slots__ = ("_in_receive", "_in_send", "_out_receive", "_out_send", "owner", "session_id")
 
     busy = True  # connection-bound: ends with its SSE connection
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
+        #: Who started the session, with ``HttpOptions.auth`` (None without authorization).
+        self.owner: SessionOwner | None = None
         self._in_send, self._in_receive = trio.open_memory_channel[bytes](16)
         self._out_send, self._out_receive = trio.open_memory_channel[bytes](_QUEUE)
 

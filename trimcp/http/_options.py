@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from trimcp.transports import LOCALHOST
+
+if TYPE_CHECKING:
+    from trimcp.auth import ResourceServer
 
 __all__ = ["HttpOptions"]
 
@@ -39,6 +43,9 @@ class HttpOptions:
         legacy_sse: also serve the 2024-11-05 HTTP+SSE transport for old clients: GET
             ``legacy_sse_path`` opens a session's event stream, POST
             ``legacy_messages_path?session_id=...`` sends it messages.
+        auth: check a bearer token on every request (MCP 2025-11-25, Basic >
+            Authorization), serve the Protected Resource Metadata, and bind each session to
+            the principal that started it; None (the default): no authorization.
     """
 
     path: str = "/mcp"
@@ -58,6 +65,7 @@ class HttpOptions:
     legacy_sse: bool = False
     legacy_sse_path: str = "/sse"
     legacy_messages_path: str = "/messages"
+    auth: ResourceServer | None = None
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/"):

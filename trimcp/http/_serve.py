@@ -18,6 +18,7 @@ offers (HTTP/2, TLS termination in-process, its ``Config`` options).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
@@ -37,6 +38,9 @@ from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 from trimcp.transports import MemoryEventStore
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from trimcp.auth import ResourceServer
     from trimcp.sessions import RequestHandler
     from trimcp.transports import EventStore
 
@@ -144,7 +148,7 @@ def http_listener_spec(
         app = McpHttpApp(
             manager, options, chosen_store, max_message_size=per_session.max_message_size
         )
-        async with trio.open_nursery() as nursery:
+        async with _verifier_closed(options.auth), trio.open_nursery() as nursery:
             if engine == "hypercorn":
                 config = _hypercorn_config(host, port)
                 # hypercorn refuses larger WebSocket messages itself (1009).
@@ -191,6 +195,20 @@ async def _start_h1(
         shown = f"[{address}]" if ":" in address else address
         binds.append(f"http://{shown}:{bound_port}")
     return binds
+
+
+@contextlib.asynccontextmanager
+async def _verifier_closed(auth: ResourceServer | None) -> AsyncIterator[None]:
+    """Close the token verifier's HTTP client when the listener stops (``HttpOptions.auth``).
+
+    Shielded: closing idle connections is quick, and a cancelled stop must not leave them.
+    """
+    try:
+        yield
+    finally:
+        if auth is not None:
+            with trio.CancelScope(shield=True):
+                await auth.aclose()
 
 
 def _cannot_listen(exc: OSError, host: str, port: int) -> OSError:

@@ -28,23 +28,28 @@ if TYPE_CHECKING:
 
     from trimcp.http._asgi import Send
     from trimcp.http._body import PostBody
-    from trimcp.sessions import SessionManager
+    from trimcp.sessions import SessionManager, SessionRecord
 
 __all__ = ["answer_initialize", "initialize_quietly", "open_stateless_session"]
 
 
 @contextlib.asynccontextmanager
-async def open_stateless_session(manager: SessionManager) -> AsyncIterator[HttpSessionStream]:
+async def open_stateless_session(
+    manager: SessionManager,
+) -> AsyncIterator[tuple[SessionRecord, HttpSessionStream]]:
     """Start a session for one request, and end it when the block exits.
+
+    Yields the session's record and stream; bind the request's identity to it
+    (``McpHttpApp``) before feeding it anything.
 
     Raises:
         HttpRefusal: 503, every session is busy.
     """
     session_id = new_session_id()
     stream = HttpSessionStream(session_id, None)
-    await start_session(manager, session_id, stream)
+    record = await start_session(manager, session_id, stream)
     try:
-        yield stream
+        yield record, stream
     finally:
         await manager.end_session(session_id, "stateless request served")
 

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from trimcp.errors import MessageTooLarge
+    from trimcp.http._auth import SessionOwner
     from trimcp.http._live import LiveQueue
     from trimcp.protocol import RequestId
     from trimcp.transports import EventStore
@@ -78,6 +79,7 @@ class HttpSessionStream:
         "_pulled",
         "_sink",
         "_unsent",
+        "owner",
         "protocol_version",
         "session_id",
         "standalone",
@@ -103,6 +105,8 @@ class HttpSessionStream:
         self.standalone: ResponseStream | None = None
         #: The version ``initialize`` negotiated (requests without the header speak it).
         self.protocol_version: str | None = None
+        #: Who started the session, with ``HttpOptions.auth`` (None without authorization).
+        self.owner: SessionOwner | None = None
         self._closed = False
 
     # --- what the manager and the HTTP handlers see -------------------------------------------

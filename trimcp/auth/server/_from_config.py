@@ -78,7 +78,7 @@ def resource_server_from_config(
             cache_size=auth.introspection_cache_size,
             timeout=auth.fetch_timeout,
         )
-    return ResourceServer(verifier, metadata, scopes=_scope_rules(auth))
+    return ResourceServer(verifier, metadata, scopes=_scope_rules(auth), leeway=auth.leeway)
 
 
 def _metadata(config: SysConfig) -> ResourceMetadata:

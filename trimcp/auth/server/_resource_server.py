@@ -12,6 +12,7 @@ Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/authorizati
 
 from __future__ import annotations
 
+import time
 import typing
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from ._header import bearer_token
 from ._scopes import ScopeRules
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from trimcp.errors import AuthError
 
@@ -44,9 +45,11 @@ class ResourceServer:
         verifier: checks tokens.
         metadata: the RFC 9728 document, and the ``resource_metadata`` URL of challenges.
         scopes: the scopes every request needs, and per tool, resource and prompt.
+        leeway / clock: for ``expired``: seconds of clock difference forgiven (as the
+            verifier's ``ClaimsPolicy``), and seconds since the epoch.
     """
 
-    __slots__ = ("metadata", "scopes", "verifier")
+    __slots__ = ("clock", "leeway", "metadata", "scopes", "verifier")
 
     def __init__(
         self,
@@ -54,10 +57,14 @@ class ResourceServer:
         metadata: ResourceMetadata,
         *,
         scopes: ScopeRules | None = None,
+        leeway: float = 30.0,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.verifier = verifier
         self.metadata = metadata
         self.scopes = scopes or ScopeRules()
+        self.leeway = leeway
+        self.clock = clock
 
     async def authenticate(self, authorization: Sequence[bytes], query: bytes = b"") -> Identity:
         """Return the identity of a request from its ``Authorization`` header values.
@@ -90,6 +97,14 @@ class ResourceServer:
             f'token lacks {" ".join(missing)}; re-authorize with scope="{" ".join(needed)}"',
             needed,
         )
+
+    def expired(self, identity: Identity) -> bool:
+        """Tell whether ``identity``'s token has expired since it was checked.
+
+        For connections that outlive the request that authorized them (a WebSocket).
+        """
+        expires_at = identity.expires_at
+        return expires_at is not None and self.clock() - self.leeway >= expires_at
 
     def challenge(self, error: AuthError) -> str:
         """Return the ``WWW-Authenticate`` value that answers ``error`` (RFC 6750 section 3).
