@@ -30,10 +30,13 @@ upstream) is served as it is, under its own names, as before the gateway existed
 while doing so (no such module, no such attribute, not a server, the factory raised) is a
 ``ConfigError`` that names the setting and says what to change, like every other
 configuration error; so is a Host/Origin pattern that ``trimcp.transports.OriginPolicy``
-cannot parse, and a ``[skills]`` root that does not exist (:func:`check_config`). The steps
-of loading (:func:`import_server_module`, :func:`server_attribute`, :func:`as_server`) take a
-:class:`ServerReference` that words their errors, so that ``trimcp run`` (``trimcp.cli``)
-loads a TARGET with the same checks and messages in its own terms.
+cannot parse, a ``[skills]`` root that does not exist, an ``[auth]`` table whose key file or
+secrets are missing, and a listener on a non-loopback address without ``[auth]`` (unless
+``allow_unauthenticated``; ``trimcp.auth.check_exposure``) (:func:`check_config`). The HTTP
+listener checks bearer tokens as ``[auth]`` says (``trimcp.auth.resource_server_from_config``).
+The steps of loading (:func:`import_server_module`, :func:`server_attribute`,
+:func:`as_server`) take a :class:`ServerReference` that words their errors, so that ``trimcp
+run`` (``trimcp.cli``) loads a TARGET with the same checks and messages in its own terms.
 
 A SIGHUP re-reads the file and hands it to :meth:`Daemon.reload`: the gateway re-reads the
 ``[upstreams]`` and the ``mcpServers`` files and applies them and ``[gateway]`` while running
@@ -67,6 +70,7 @@ from typing import TYPE_CHECKING, NoReturn, final
 import trio
 
 from trimcp.actors import SHUTDOWN, whereis
+from trimcp.auth import check_exposure, resource_server_from_config
 from trimcp.client import load_client_config
 from trimcp.config import setting_error
 from trimcp.errors import ConfigError, SessionLimitReached
@@ -148,20 +152,26 @@ _START_ONLY = (
     "stdio",
     "sessions",
     "skills",
+    "auth",
 )
 # sys.path entries shown when a module is not found; the rest are elided.
 _SHOWN_PATH_ENTRIES = 8
 
 
 def check_config(config: SysConfig) -> None:
-    """Check what the configuration validator cannot: Host/Origin patterns, ``[skills]`` roots.
+    """Check what the configuration validator cannot: Host/Origin patterns, ``[skills]`` roots,
+    ``[auth]``'s key file and secrets, and which listeners may serve without authorization.
 
     The roots are checked only with ``[skills] enabled``: only then does the daemon use them.
 
     Raises:
-        ConfigError: a pattern is malformed, or a root is not a folder; names the key, e.g.
-            ``http.allowed_hosts[1]`` or ``skills.roots[0]``.
+        ConfigError: a pattern is malformed, a root is not a folder, an ``[auth]`` key
+            file or secret is missing, or a listener would serve a non-loopback address
+            without authorization; names the key, e.g. ``http.allowed_hosts[1]``,
+            ``skills.roots[0]`` or ``http.host``.
     """
+    check_exposure(config)
+    resource_server_from_config(config)
     if config.skills.enabled:
         _skills_roots(config)
     for table, key in _PATTERN_KEYS:
@@ -649,6 +659,7 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
             allowed_hosts=http.allowed_hosts,
             allowed_origins=http.allowed_origins,
             legacy_sse=http.legacy_sse,
+            auth=resource_server_from_config(config),
         )
         children.append(
             http_listener_spec(

@@ -45,6 +45,8 @@ from trimcp.auth.server import TokenVerifier as TokenVerifier
 from trimcp.auth.server import VerifierUnavailable as VerifierUnavailable
 from trimcp.auth.server import bearer_token as bearer_token
 from trimcp.auth.server import canonical_uri as canonical_uri
+from trimcp.auth.server import check_exposure as check_exposure
+from trimcp.auth.server import is_loopback as is_loopback
 from trimcp.auth.server import parse_scope_rule as parse_scope_rule
 from trimcp.auth.server import render_challenge as render_challenge
 from trimcp.auth.server import resource_server_from_config as resource_server_from_config
@@ -80,6 +82,8 @@ __all__ = [
     "VerifierUnavailable",
     "bearer_token",
     "canonical_uri",
+    "check_exposure",
+    "is_loopback",
     "parse_scope_rule",
     "render_challenge",
     "resource_server_from_config",

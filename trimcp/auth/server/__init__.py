@@ -11,7 +11,8 @@ Not here: HTTP (``trimcp.http`` answers with the status and challenge these name
 client side (``trimcp.auth.client``). Modules: ``_header`` (the Authorization header),
 ``_challenge`` (WWW-Authenticate), ``_scopes``, ``_claims`` (exp, iss, aud), ``_keys``
 (JWKS and static keys), ``_jwt``, ``_introspect``, ``_cache`` (bounded TTL cache),
-``_fetch`` (httpx), ``_metadata``, ``_resource_server``, ``_from_config``.
+``_fetch`` (httpx), ``_metadata``, ``_resource_server``, ``_from_config``, ``_exposure``
+(which listeners may start without authorization).
 
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization
 """
@@ -27,6 +28,8 @@ from ._cache import CacheStatistics as CacheStatistics
 from ._challenge import render_challenge as render_challenge
 from ._claims import ClaimsPolicy as ClaimsPolicy
 from ._claims import canonical_uri as canonical_uri
+from ._exposure import check_exposure as check_exposure
+from ._exposure import is_loopback as is_loopback
 from ._from_config import resource_server_from_config as resource_server_from_config
 from ._header import bearer_token as bearer_token
 from ._identity import Identity as Identity
@@ -81,6 +84,8 @@ __all__ = [
     "VerifierUnavailable",
     "bearer_token",
     "canonical_uri",
+    "check_exposure",
+    "is_loopback",
     "parse_scope_rule",
     "render_challenge",
     "resource_server_from_config",
