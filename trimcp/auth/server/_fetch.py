@@ -37,12 +37,17 @@ class FetchFailed(Exception):
 @typing.final
 class HttpFetcher:
     """One lazily opened ``httpx.AsyncClient``; ``aclose`` closes it, and a later fetch
-    opens a new one (a listener that restarts keeps its verifier)."""
+    opens a new one (a listener that restarts keeps its verifier).
 
-    __slots__ = ("_client", "timeout")
+    ``transport`` replaces httpx's network transport: a proxy or mTLS setup, or
+    ``httpx.MockTransport`` to answer in-process (tests under trio's ``MockClock``).
+    """
 
-    def __init__(self, timeout: float) -> None:
+    __slots__ = ("_client", "timeout", "transport")
+
+    def __init__(self, timeout: float, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.timeout = timeout
+        self.transport = transport
         self._client: httpx.AsyncClient | None = None
 
     async def get_json(self, url: str) -> dict[str, object]:
@@ -82,7 +87,9 @@ class HttpFetcher:
         self, request: httpx.Request, auth: httpx.BasicAuth | None
     ) -> dict[str, object]:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
+            self._client = httpx.AsyncClient(
+                timeout=self.timeout, follow_redirects=False, transport=self.transport
+            )
         where = f"{request.method} {request.url.copy_with(query=None)}"
         try:
             response = await self._client.send(request, stream=True, auth=auth)

@@ -35,6 +35,8 @@ from ._keys import DEFAULT_FETCH_TIMEOUT
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    import httpx
+
     from ._claims import ClaimsPolicy
     from ._identity import Identity
 
@@ -56,7 +58,7 @@ class IntrospectionVerifier(trio.abc.AsyncResource):
     """Verify tokens with an RFC 7662 endpoint (see the module docstring).
 
     ``clock`` returns seconds since the epoch, for the token's ``exp``; cache lifetimes use
-    trio's clock.
+    trio's clock. ``transport`` is httpx's (``httpx.MockTransport`` in tests).
     """
 
     def __init__(  # noqa: PLR0913 - the endpoint, its credentials, and the cache bounds
@@ -71,6 +73,7 @@ class IntrospectionVerifier(trio.abc.AsyncResource):
         cache_size: int = 10_000,
         timeout: float = DEFAULT_FETCH_TIMEOUT,
         clock: Callable[[], float] = time.time,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if cache_ttl < 0:
             raise ValueError("IntrospectionVerifier.cache_ttl must not be negative")
@@ -82,7 +85,7 @@ class IntrospectionVerifier(trio.abc.AsyncResource):
         self.cache_ttl = cache_ttl
         self._cache: TtlCache[bytes, Identity | str] = TtlCache(cache_size)
         self._inflight: dict[bytes, trio.Event] = {}
-        self._fetcher = HttpFetcher(timeout)
+        self._fetcher = HttpFetcher(timeout, transport)
         self._clock = clock
 
     async def verify(self, token: str) -> Identity:

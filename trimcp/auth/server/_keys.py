@@ -30,6 +30,9 @@ from trimcp.errors import InvalidToken, VerifierUnavailable
 
 from ._fetch import FetchFailed, HttpFetcher
 
+if typing.TYPE_CHECKING:
+    import httpx
+
 __all__ = ["DEFAULT_FETCH_TIMEOUT", "JwksKeys", "JwksStatistics", "KeySource", "StaticKey"]
 
 logger = logging.getLogger(__name__)
@@ -124,10 +127,11 @@ class JwksStatistics(typing.NamedTuple):
 class JwksKeys(trio.abc.AsyncResource):
     """The keys of a JWKS URL, cached and refreshed (see the module docstring).
 
-    Times are trio's clock (``trio.current_time()``), so a ``MockClock`` drives them in tests.
+    Times are trio's clock (``trio.current_time()``), so a ``MockClock`` drives them in tests;
+    ``transport`` is httpx's (see ``HttpFetcher``).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the URL and the bounds of its cache, each with a default
         self,
         url: str,
         *,
@@ -135,6 +139,7 @@ class JwksKeys(trio.abc.AsyncResource):
         refresh_interval: float = 30.0,
         max_keys: int = 32,
         timeout: float = DEFAULT_FETCH_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if max_keys < 1:
             raise ValueError("JwksKeys.max_keys must be at least 1")
@@ -144,7 +149,7 @@ class JwksKeys(trio.abc.AsyncResource):
         self.max_age = max_age
         self.refresh_interval = refresh_interval
         self.max_keys = max_keys
-        self._fetcher = HttpFetcher(timeout)
+        self._fetcher = HttpFetcher(timeout, transport)
         self._keys: dict[str, Key] | None = None
         self._fresh_until = -float("inf")
         self._last_attempt = -float("inf")
