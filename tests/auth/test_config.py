@@ -187,7 +187,7 @@ def test_a_pem_key_file_is_read_relative_to_the_config_file(tmp_path: Path) -> N
 
 def test_a_resource_not_in_canonical_form_is_refused_with_the_form_to_write() -> None:
     config = config_of(JWT.replace("https://mcp.example.com/mcp", "https://MCP.example.com/mcp/"))
-    with pytest.raises(ConfigError, match="'https://mcp.example.com/mcp'"):
+    with pytest.raises(ConfigError, match=r"'https://mcp\.example\.com/mcp'"):
         resource_server_from_config(config)
 
 
@@ -202,7 +202,7 @@ def test_a_resource_not_in_canonical_form_is_refused_with_the_form_to_write() ->
         ("::1", True),
         ("[::1]", True),
         ("localhost", True),
-        ("0.0.0.0", False),  # noqa: S104 - the address under test
+        ("0.0.0.0", False),
         ("::", False),
         ("192.168.1.10", False),
         ("mcp.example.com", False),
@@ -228,7 +228,7 @@ def test_a_public_listener_without_auth_is_refused_with_the_ways_out() -> None:
     )
     check_exposure(config_of(JWT + '[http]\nenabled = true\nhost = "0.0.0.0"\n'))
     check_exposure(config_of('[http]\nenabled = false\nhost = "0.0.0.0"\n'))
-    with pytest.raises(ConfigError, match="websocket.host"):
+    with pytest.raises(ConfigError, match=r"websocket\.host"):
         check_exposure(config_of('[websocket]\nenabled = true\nhost = "10.0.0.1"\n'))
 
 
