@@ -28,13 +28,14 @@ from trimcp.auth import (
     ScopeRules,
     parse_scope_rule,
 )
-from trimcp.http import HttpOptions
+from trimcp.http import HttpOptions, serve_http
 from trimcp.server import Context, MCPServer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from tests.auth._issuer import Issuer
+    from trimcp.sessions import RequestHandler
 
 
 def build_server() -> MCPServer:
@@ -114,8 +115,12 @@ def text_of(answer: Answer) -> str:
 
 @contextlib.asynccontextmanager
 async def protected(
-    *, options: HttpOptions | None = None, refresh_interval: float = 30.0
+    *,
+    options: HttpOptions | None = None,
+    refresh_interval: float = 30.0,
+    handler: RequestHandler | None = None,
 ) -> AsyncIterator[Protected]:
+    """Serve ``handler`` (default: ``build_server()``) behind a resource server (module doc)."""
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     async with running_auth_server(resource) as auth_server, trio.open_nursery() as nursery:
@@ -137,7 +142,10 @@ async def protected(
         )
         base = options or HttpOptions(legacy_sse=True)
         chosen = dataclasses.replace(base, auth=resource_server)
-        serve = functools.partial(build_server().serve_http, port=port, options=chosen)
+        if handler is None:
+            serve = functools.partial(build_server().serve_http, port=port, options=chosen)
+        else:
+            serve = functools.partial(serve_http, handler, port=port, options=chosen)
         listener = await nursery.start(serve)
         assert listener.url == resource
         async with httpx.AsyncClient(timeout=10) as client:
