@@ -17,10 +17,17 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import trio
 
-from tests.auth._authserver import AuthServer, free_port, running_auth_server
+from tests.auth._authserver import (
+    CLIENT_ID,
+    CLIENT_SECRET,
+    AuthServer,
+    free_port,
+    running_auth_server,
+)
 from tests.http._client import INITIALIZE, Answer, post
 from trimcp.auth import (
     ClaimsPolicy,
+    IntrospectionVerifier,
     JwksKeys,
     JwtVerifier,
     ResourceMetadata,
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from tests.auth._issuer import Issuer
+    from trimcp.auth import TokenVerifier
     from trimcp.sessions import RequestHandler
 
 
@@ -119,16 +127,32 @@ async def protected(
     options: HttpOptions | None = None,
     refresh_interval: float = 30.0,
     handler: RequestHandler | None = None,
+    introspection: bool = False,
 ) -> AsyncIterator[Protected]:
-    """Serve ``handler`` (default: ``build_server()``) behind a resource server (module doc)."""
+    """Serve ``handler`` (default: ``build_server()``) behind a resource server (module doc).
+
+    ``introspection``: check tokens at the authorization server's RFC 7662 endpoint instead
+    of as JWTs (the tokens it knows are in ``auth_server.active``).
+    """
     port = free_port()
     resource = f"http://127.0.0.1:{port}/mcp"
     async with running_auth_server(resource) as auth_server, trio.open_nursery() as nursery:
         issuer_url = auth_server.issuer.url
-        keys = JwksKeys(f"{issuer_url}/jwks", refresh_interval=refresh_interval, timeout=5.0)
         policy = ClaimsPolicy(issuers=(issuer_url,), audiences=(resource,), leeway=0)
+        verifier: TokenVerifier
+        if introspection:
+            verifier = IntrospectionVerifier(
+                f"{issuer_url}/introspect",
+                policy,
+                client_id=CLIENT_ID,
+                client_secret=CLIENT_SECRET,
+                cache_ttl=30.0,
+            )
+        else:
+            keys = JwksKeys(f"{issuer_url}/jwks", refresh_interval=refresh_interval, timeout=5.0)
+            verifier = JwtVerifier(keys, policy)
         resource_server = ResourceServer(
-            JwtVerifier(keys, policy),
+            verifier,
             ResourceMetadata(
                 resource=resource,
                 authorization_servers=(issuer_url,),

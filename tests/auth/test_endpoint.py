@@ -425,3 +425,27 @@ async def test_no_token_ever_appears_in_the_logs(caplog: pytest.LogCaptureFixtur
         for part in token.split("."):
             if len(part) > 8:
                 assert part not in logged
+
+
+# --- introspection (RFC 7662) over the wire -----------------------------------------------------
+
+
+async def test_opaque_tokens_are_checked_at_the_introspection_endpoint() -> None:
+    async with protected(introspection=True) as p:
+        p.auth_server.active["opaque-alice"] = p.issuer.claims(scope="mcp files:write")
+        session = await p.initialize("opaque-alice")
+        assert text_of(await p.call("opaque-alice", session, "whoami")).startswith("alice via")
+        assert p.auth_server.hits["/introspect"] == 1  # cached: one call for three requests
+        assert p.auth_server.forms[0] == {
+            "token": "opaque-alice",
+            "token_type_hint": "access_token",
+        }
+        refused = await p.post(INITIALIZE, "opaque-unknown")
+        assert refused.status == 401
+        assert "not active" in challenge(refused.headers)["error_description"]
+        p.auth_server.active["opaque-other"] = p.issuer.claims(aud="https://other.example.com")
+        assert (await p.post(INITIALIZE, "opaque-other")).status == 401
+        p.auth_server.introspect_status = 500
+        down = await p.post(INITIALIZE, "opaque-new")
+        assert down.status == 503
+        assert "error" not in challenge(down.headers)  # not the token's fault
