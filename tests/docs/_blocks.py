@@ -228,12 +228,11 @@ def problems(block: Block) -> list[str]:
 class Command:
     """One ``$ `` command of a console block and the output shown after it."""
 
-    line: int
     text: str
     expected: tuple[str, ...]
 
 
-def console_commands(text: str, first_line: int = 0) -> list[Command]:
+def console_commands(text: str) -> list[Command]:
     """Split a console block into commands (continued lines joined) and expected output."""
     commands: list[Command] = []
     lines = text.splitlines()
@@ -242,7 +241,6 @@ def console_commands(text: str, first_line: int = 0) -> list[Command]:
         if not lines[index].startswith("$ "):
             index += 1  # output before the first command: problems() reports it
             continue
-        start = index
         command = [lines[index][2:]]
         while command[-1].endswith("\\") and index + 1 < len(lines):
             index += 1
@@ -252,5 +250,5 @@ def console_commands(text: str, first_line: int = 0) -> list[Command]:
         while index < len(lines) and not lines[index].startswith("$ "):
             expected.append(lines[index])
             index += 1
-        commands.append(Command(first_line + start, "\n".join(command), tuple(expected)))
+        commands.append(Command("\n".join(command), tuple(expected)))
     return commands

@@ -64,7 +64,6 @@ def _kill_group(pid: int, signum: int) -> None:
 
 @dataclass
 class _Background:
-    where: str
     process: subprocess.Popen[bytes]
     log: IO[bytes]
     path: Path
@@ -79,12 +78,11 @@ class PageRun:
 
     blocks: list[Block]
     root: Path
-    ports: dict[int, int] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     _background: list[_Background] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.ports = self.ports or {port: free_port() for port in DOC_PORTS}
+        self.ports = {port: free_port() for port in DOC_PORTS}
         self.work = self.root / "work"
         self.scripts = self.root / "blocks"
         self.state = self.root / "shell-state"
@@ -161,7 +159,7 @@ class PageRun:
         script = self.scripts / name
         script.write_text(source, encoding="utf-8")
         if block.marks.background:
-            self._start(block, [sys.executable, str(script)], source, ())
+            self._start(block, [sys.executable, str(script)], source, [])
             return
         command = [sys.executable, str(script)]
         if block.marks.pytest:
@@ -176,7 +174,7 @@ class PageRun:
             self._fail(block, f"exited with status {status}", output)
 
     def _run_console(self, block: Block) -> None:
-        for command in console_commands(block.text, block.line):
+        for command in console_commands(block.text):
             text = self.substitute(command.text)
             expected = [self.substitute(line) for line in command.expected]
             if block.marks.background:
@@ -243,17 +241,17 @@ class PageRun:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        started = _Background(block.where, process, log, path)
+        started = _Background(process, log, path)
         self._background.append(started)
         deadline = time.monotonic() + READY_TIMEOUT
         while not (all(_port_open(p) for p in ports) and contains(expected, started.output())):
             if process.poll() is not None:
-                self._fail(block, f"exited with {process.returncode} before it was ready")
-                self.failures[-1] += "\n" + _indent(started.output()[-60:])
+                what = f"exited with {process.returncode} before it was ready"
+                self._fail(block, what, "\n".join(started.output()))
                 return
             if time.monotonic() > deadline:
-                self._fail(block, f"not ready after {READY_TIMEOUT:g} s (ports {ports})")
-                self.failures[-1] += "\n" + _indent(started.output()[-60:])
+                what = f"not ready after {READY_TIMEOUT:g} s (ports {ports})"
+                self._fail(block, what, "\n".join(started.output()))
                 return
             time.sleep(0.1)
 
