@@ -71,7 +71,7 @@ async def test_tls_to_a_plain_server_is_a_tls_error() -> None:
     [
         ("404 Not Found", "text/plain", b"nope", EndpointNotFound, "/mcp"),
         ("401 Unauthorized", None, b"", HttpAuthRequired, "authorization"),
-        ("403 Forbidden", None, b"", HttpAuthRequired, "auth issue comes later|not supported"),
+        ("403 Forbidden", None, b"", HttpAuthRequired, '"auth": "oauth"'),
         (
             "400 Bad Request",
             "application/json",

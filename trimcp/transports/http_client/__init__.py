@@ -5,9 +5,12 @@ transport (2024-11-05), as ``MessageStream``\ s a ``ClientSession`` runs over.
 (JSON or SSE) and the GET stream in the background, resumes broken streams with
 ``Last-Event-ID`` after the server's ``retry:``, never holds one message behind another
 request's answer, and explains HTTP failures in plain words; ``open_legacy_sse_client_stream``
-speaks the older transport. httpx does the HTTP.
+speaks the older transport. Both take an ``HttpAuth`` that supplies each request's
+``Authorization`` header and renews it after a 401 or 403 (``trimcp.auth.client`` has
+OAuth's). httpx does the HTTP.
 """
 
+from ._auth import HttpAuth as HttpAuth
 from ._client import HttpClientStream as HttpClientStream
 from ._client import open_http_client_stream as open_http_client_stream
 from ._legacy import LegacySseClientStream as LegacySseClientStream
@@ -15,6 +18,7 @@ from ._legacy import open_legacy_sse_client_stream as open_legacy_sse_client_str
 from ._resume import ReconnectPolicy as ReconnectPolicy
 
 __all__ = [
+    "HttpAuth",
     "HttpClientStream",
     "LegacySseClientStream",
     "ReconnectPolicy",

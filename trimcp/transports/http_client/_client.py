@@ -24,6 +24,8 @@ Streamable HTTP:
   (``_sse.py``);
 * a 404 for the session raises ``SessionExpired`` and drops the session id: the session above
   sends ``initialize`` again on this same stream and retries;
+* with ``auth`` (``_auth.HttpAuth``), every request carries its ``Authorization`` header,
+  and a request answered 401 or 403 is sent again once it renewed the credentials;
 * closing sends DELETE for the session.
 
 Failures are explained in plain words (``_errors.py``). Not here: the 2024-11-05
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 
     from trimcp.errors import MessageTooLarge
 
+    from ._auth import HttpAuth
     from ._json import Outline, RequestId
     from ._slots import SlotStatistics
 
@@ -97,10 +100,11 @@ class HttpClientStream:
 
     Made by ``open_http_client_stream``. ``send_message`` raises ``SessionExpired`` when the
     server no longer knows the session (send ``initialize`` next), a ``ConnectFailed``
-    subclass when the server cannot be used at all (not running, TLS, 401/403, wrong
-    path, ``initialize`` refused), and ``TransportClosed`` after ``aclose``. A failure that
-    concerns one request only (HTTP 400 or 500 to it, an answer that is not JSON, a stream
-    that could not be resumed) arrives as a JSON-RPC error response to that request.
+    subclass when the server cannot be used at all (not running, TLS, a 401 or 403 that the
+    authorization did not overcome, wrong path, ``initialize`` refused), and
+    ``TransportClosed`` after ``aclose``. A failure that concerns one request only (HTTP 400
+    or 500 to it, an answer that is not JSON, a stream that could not be resumed, a 403 the
+    authorization could not overcome) arrives as a JSON-RPC error response to that request.
     """
 
     def __init__(self, link: HttpLink, nursery: trio.Nursery, *, status_wait: float) -> None:
@@ -228,6 +232,8 @@ async def _delete(link: HttpLink, session: str) -> None:
     headers = link.headers("application/json, text/event-stream")
     headers["mcp-session-id"] = session
     with trio.move_on_after(_DELETE_TIMEOUT, shield=True):
+        if link.auth is not None and (value := await link.auth.authorization()) is not None:
+            headers["authorization"] = value
         request = new_request(link.client, "DELETE", link.url, headers)
         try:
             response = await link.client.send(request, stream=True)
@@ -281,13 +287,17 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     reconnect: ReconnectPolicy | None = None,
     max_requests_in_flight: int = DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+    auth: HttpAuth | None = None,
 ) -> AsyncIterator[HttpClientStream]:
     """Yield a ``MessageStream`` to the Streamable HTTP endpoint at ``url``; close it on exit.
 
     Nothing is sent before the first message (``initialize``), so connection problems are
     raised by that ``send_message``. ``headers`` go with every request (``Authorization``,
-    ...; the transport's own headers win). ``read_timeout`` bounds silence on a connection
-    (None: none; an SSE stream that times out is resumed). ``status_wait``: see
+    ...; the transport's own headers win). ``auth`` supplies the ``Authorization`` header
+    of each request and deals with 401 and 403 answers (``HttpAuth``, e.g.
+    ``trimcp.auth.client.OAuth``): a request it renews credentials for is sent again.
+    ``read_timeout`` bounds silence on a connection (None: none; an SSE stream that times
+    out is resumed). ``status_wait``: see
     ``DEFAULT_STATUS_WAIT``. ``max_message_size`` bounds one received message in bytes.
     ``max_requests_in_flight``: see ``DEFAULT_MAX_REQUESTS_IN_FLIGHT``.
     Leaving the block runs ``aclose`` (DELETE of the session). An exception from the
@@ -314,6 +324,7 @@ async def open_http_client_stream(  # noqa: PLR0913  # independent settings, all
                 max_message_size=max_message_size,
                 policy=policy,
                 max_requests=max_requests_in_flight,
+                auth=auth,
             )
             link.nursery = nursery
             stream = HttpClientStream(link, nursery, status_wait=status_wait)

@@ -94,8 +94,9 @@ def status_error(url: str, status: int, detail: str, *, session: bool) -> Transp
             url,
             status,
             f"the server wants authorization (HTTP {status} {name}).{said}\n"
-            "  how to fix: add the credentials it expects to the server's `headers` "
-            '(e.g. "Authorization": "Bearer ..."); OAuth login is not supported yet',
+            '  how to fix: set "auth": "oauth" for the server (signing in through a browser), '
+            "or add the credentials it expects to its `headers` "
+            '(e.g. "Authorization": "Bearer ...")',
             detail=detail,
         )
     if status == 404:

@@ -21,6 +21,7 @@ from trimcp.errors import ConnectFailed, TransportBroken, TransportClosed
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
 from trimcp.transports import SSEDecoder
 
+from ._auth import send_authorized
 from ._client import DEFAULT_CONNECT_TIMEOUT, check_http_url, http_client
 from ._errors import connection_error, server_message, status_error, unexpected_content
 from ._inbox import Inbox
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
     from trimcp.errors import MessageTooLarge
 
+    from ._auth import HttpAuth
+
 __all__ = ["LegacySseClientStream", "open_legacy_sse_client_stream"]
 
 _ERROR_BODY_LIMIT = 64 * 1024
@@ -44,12 +47,19 @@ class LegacySseClientStream:
     """A ``MessageStream`` over the 2024-11-05 HTTP+SSE transport (module docstring)."""
 
     def __init__(
-        self, client: httpx.AsyncClient, endpoint: str, inbox: Inbox, *, headers: dict[str, str]
+        self,
+        client: httpx.AsyncClient,
+        endpoint: str,
+        inbox: Inbox,
+        *,
+        headers: dict[str, str],
+        auth: HttpAuth | None = None,
     ) -> None:
         self._client = client
         self.endpoint = endpoint
         self._inbox = inbox
         self._headers = headers
+        self._auth = auth
         self._closed = False
 
     async def receive_message(self) -> bytes:
@@ -76,9 +86,13 @@ class LegacySseClientStream:
         if self._closed:
             raise TransportClosed("the HTTP+SSE client stream is closed")
         headers = {**self._headers, "content-type": "application/json"}
-        request = new_request(self._client, "POST", self.endpoint, headers, data)
+
+        async def send(sent: dict[str, str]) -> httpx.Response:
+            request = new_request(self._client, "POST", self.endpoint, sent, data)
+            return await self._client.send(request, stream=True)
+
         try:
-            response = await self._client.send(request, stream=True)
+            response = await send_authorized(send, headers, self._auth)
         except httpx.HTTPError as exc:
             raise connection_error(self.endpoint, exc, connected=True) from exc
         try:
@@ -108,18 +122,20 @@ class LegacySseClientStream:
 
 
 @asynccontextmanager
-async def open_legacy_sse_client_stream(
+async def open_legacy_sse_client_stream(  # noqa: PLR0913  # independent settings, keyword-only
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     read_timeout: float | None = None,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    auth: HttpAuth | None = None,
 ) -> AsyncIterator[LegacySseClientStream]:
     """Open the SSE endpoint at ``url``, wait for its ``endpoint`` event, yield the stream.
 
-    ``connect_timeout`` bounds connecting and the wait for the ``endpoint`` event. The
-    other settings are ``open_http_client_stream``'s. An exception from the block is raised
+    ``connect_timeout`` bounds connecting and the wait for the ``endpoint`` event, and a
+    sign-in that a 401 to the SSE request starts. The other settings are
+    ``open_http_client_stream``'s. An exception from the block is raised
     as is, not in an exception group.
 
     Raises:
@@ -136,9 +152,9 @@ async def open_legacy_sse_client_stream(
         ):
             client = sender.client  # the legacy transport is not a hot path: httpx's send
             inbox = Inbox()
-            reader = _Reader(client, url, inbox, sent, max_message_size)
+            reader = _Reader(client, url, inbox, sent, max_message_size=max_message_size, auth=auth)
             endpoint: str = await nursery.start(reader.run, connect_timeout)
-            stream = LegacySseClientStream(client, endpoint, inbox, headers=sent)
+            stream = LegacySseClientStream(client, endpoint, inbox, headers=sent, auth=auth)
             try:
                 yield stream
             finally:
@@ -155,15 +171,18 @@ async def open_legacy_sse_client_stream(
 class _Reader:
     """The GET stream's task: the ``endpoint`` event first, then messages for the inbox."""
 
-    def __init__(  # the connection's parts, each named
+    def __init__(  # noqa: PLR0913  # the connection's parts, each named
         self,
         client: httpx.AsyncClient,
         url: str,
         inbox: Inbox,
         headers: dict[str, str],
+        *,
         max_message_size: int,
+        auth: HttpAuth | None,
     ) -> None:
         self._client = client
+        self._auth = auth
         self._url = url
         self._inbox = inbox
         self._headers = headers
@@ -191,9 +210,13 @@ class _Reader:
 
     async def _read(self) -> None:
         headers = {**self._headers, "accept": ACCEPT_SSE}
-        request = new_request(self._client, "GET", self._url, headers)
+
+        async def send(sent: dict[str, str]) -> httpx.Response:
+            request = new_request(self._client, "GET", self._url, sent)
+            return await self._client.send(request, stream=True)
+
         try:
-            response = await self._client.send(request, stream=True)
+            response = await send_authorized(send, headers, self._auth)
         except httpx.HTTPError as exc:
             await self._fail(connection_error(self._url, exc, connected=False), exc)
             return

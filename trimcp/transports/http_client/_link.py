@@ -1,9 +1,10 @@
 """``HttpLink``: what every task of one Streamable HTTP client stream shares.
 
-The httpx client and the endpoint URL, the configured headers, the ``Inbox`` the tasks
-deliver to, and the session: its ``MCP-Session-Id`` (from the ``initialize`` answer), the
-negotiated ``MCP-Protocol-Version``, and the cancel scopes of the tasks that belong to it
-(the GET stream, answers being read, resumptions), cancelled together when the session ends.
+The httpx client and the endpoint URL, the configured headers and authorization
+(``HttpAuth``, None without), the ``Inbox`` the tasks deliver to, and the session: its
+``MCP-Session-Id`` (from the ``initialize`` answer), the negotiated
+``MCP-Protocol-Version``, and the cancel scopes of the tasks that belong to it (the GET
+stream, answers being read, resumptions), cancelled together when the session ends.
 Also the bound on requests in flight (``slots``), the requests in flight by id (so that a
 cancel can find its request), and what the server's answers taught about when it sends a
 request's status (``status_with_result``).
@@ -26,6 +27,7 @@ from ._slots import Slots
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
+    from ._auth import HttpAuth
     from ._handoff import Handoff
     from ._inbox import Inbox
     from ._json import RequestId
@@ -60,8 +62,10 @@ class HttpLink:
         max_message_size: int,
         policy: ReconnectPolicy,
         max_requests: int,
+        auth: HttpAuth | None = None,
     ) -> None:
         self.sender = sender
+        self.auth = auth
         self.client = sender.client
         self.url = url
         self.inbox = inbox

@@ -12,10 +12,14 @@ means is decided here:
 * ``text/event-stream``: read (and resumed) by ``_sse.keep_reading``.
 * 404 for a request with a session id: ``SessionExpired``, raised to the sender (or, once
   the sender stopped waiting, put in the inbox).
-* Failures that mean the server cannot be used at all (no connection, TLS, 401/403, a 404
-  without a session, any failure of ``initialize``): raised to the sender, ending the stream.
-* Other failures of an ordinary request (400, 5xx, an HTML page, ...): the transport answers
-  that request itself with a JSON-RPC error saying what happened; the stream goes on.
+* 401 or 403 with authorization configured (``HttpLink.auth``): handed to it first, and the
+  request sent again when it renewed the credentials (``_auth.send_authorized``).
+* Failures that mean the server cannot be used at all (no connection, TLS, 401, 403 without
+  authorization configured, a 404 without a session, any failure of ``initialize``): raised
+  to the sender, ending the stream.
+* Other failures of an ordinary request (400, 5xx, an HTML page, a 403 that the configured
+  authorization could not overcome, ...): the transport answers that request itself with a
+  JSON-RPC error saying what happened; the stream goes on.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from typing import TYPE_CHECKING
 import httpx
 import trio
 
-from trimcp.errors import SessionExpired, TransportBroken
+from trimcp.errors import HttpStatusError, SessionExpired, TransportBroken
 
+from ._auth import send_authorized
 from ._errors import connection_error, server_message, status_error, unexpected_content
 from ._json import error_response, initialize_version, response_ids, split_body
 from ._link import ACCEPT_BOTH
@@ -76,18 +81,35 @@ def _release(link: HttpLink, outline: Outline, handoff: Handoff) -> None:
         link.untrack(outline.request_ids, handoff)
 
 
-async def _post(
-    link: HttpLink, data: bytes, outline: Outline, handoff: Handoff, scope: trio.CancelScope
-) -> None:
+async def _send(
+    link: HttpLink, data: bytes, outline: Outline, handoff: Handoff
+) -> httpx.Response | None:
+    """POST ``data`` (authorized, and sent again after a renewal); None if it failed."""
+
+    async def send(headers: dict[str, str]) -> httpx.Response:
+        request = new_request(
+            link.client, "POST", link.url, headers, data, on_sent=handoff.mark_sent
+        )
+        return await link.sender.send(request)
+
     session = link.session_id
-    headers = link.headers(ACCEPT_BOTH, post=True)
-    request = new_request(link.client, "POST", link.url, headers, data, on_sent=handoff.mark_sent)
     try:
-        response = await link.sender.send(request)
+        return await send_authorized(send, link.headers(ACCEPT_BOTH, post=True), link.auth)
     except httpx.HTTPError as exc:
         error = connection_error(link.url, exc, connected=session is not None)
         error.__cause__ = exc
         await _fatal(link, handoff, error)
+    except TransportBroken as exc:  # the authorization could not be renewed
+        await _unauthorized(link, outline, handoff, exc)
+    return None
+
+
+async def _post(
+    link: HttpLink, data: bytes, outline: Outline, handoff: Handoff, scope: trio.CancelScope
+) -> None:
+    session = link.session_id
+    response = await _send(link, data, outline, handoff)
+    if response is None:
         return
     try:
         if not response.is_success:
@@ -157,12 +179,28 @@ async def _refused(  # noqa: PLR0913  # one answer's facts, each needed for the 
         else:
             link.forget(session, keep=scope)
         return
-    if outline.initialize or status in (401, 403, 404):
+    if outline.initialize or status in (401, 404) or (status == 403 and link.auth is None):
         await _fatal(link, handoff, error)
     elif outline.request_ids:
         await _answer_locally(link, outline.request_ids, str(error))
     else:
         logger.warning("the server refused a notification or response: %s", error)
+
+
+async def _unauthorized(
+    link: HttpLink, outline: Outline, handoff: Handoff, error: TransportBroken
+) -> None:
+    """A 401 that could not be answered ends the stream; a 403 fails its request only.
+
+    A 403 is about this request (a scope this token lacks, and could not get), and the
+    session's other requests may still be allowed.
+    """
+    status = error.status if isinstance(error, HttpStatusError) else 401
+    if status == 403 and outline.request_ids and not outline.initialize:
+        handoff.settle()
+        await _answer_locally(link, outline.request_ids, str(error))
+    else:
+        await _fatal(link, handoff, error)
 
 
 async def _read_json(

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, final
 import httpx
 import trio
 
-from trimcp.errors import SSEEventTooLarge
+from trimcp.errors import SSEEventTooLarge, TransportBroken
 from trimcp.transports import SSEDecoder
 
+from ._auth import send_authorized
 from ._errors import server_message
 from ._json import initialize_version, response_ids
 from ._link import ACCEPT_SSE
@@ -146,12 +147,17 @@ async def _connect(
     link: HttpLink, state: StreamState, session: str | None
 ) -> httpx.Response | str | None:
     headers = link.headers(ACCEPT_SSE, last_event_id=state.decoder.last_event_id)
-    request = new_request(link.client, "GET", link.url, headers)
+
+    async def send(sent: dict[str, str]) -> httpx.Response:
+        return await link.sender.send(new_request(link.client, "GET", link.url, sent))
+
     try:
-        response = await link.sender.send(request)
+        response = await send_authorized(send, headers, link.auth)
     except httpx.HTTPError as exc:
         logger.debug("reconnecting an SSE stream to %s failed: %r", link.url, exc)
         return None
+    except TransportBroken as exc:  # no credentials could be had: the next POST says so too
+        return f"no authorization for it ({exc})"
     if response.is_success and is_event_stream(response):
         return response
     try:
