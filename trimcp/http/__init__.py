@@ -4,7 +4,9 @@
   ``http://127.0.0.1:<port>/mcp`` under a supervisor with its ``SessionManager``.
 * ``McpHttpApp``: the ASGI callable itself, for mounting in another ASGI server.
 * ``HttpOptions``: endpoint path, JSON or SSE answers, body limit, keep-alive, resumability,
-  the Host/Origin allowlists.
+  the Host/Origin allowlists, and ``auth``: a ``trimcp.auth.ResourceServer`` that checks the
+  bearer token of every request, serves the RFC 9728 metadata and binds each session to the
+  principal that started it (MCP 2025-11-25, Basic > Authorization).
 * ``H1Settings``: how the HTTP/1.1 server treats connections (head and body deadlines, idle
   keep-alive, the connection limit). hypercorn can serve the same endpoint instead
   (``engine="hypercorn"``), for HTTP/2 or TLS in-process.
