@@ -27,10 +27,11 @@ its answer has been sent, so the drain waits for the answers of the requests it 
 
 Here: the routing and the session endpoint (a session's POSTs, its GET stream, DELETE,
 ``initialize``). Beside it: ``_stateless.py`` (``HttpOptions.stateless``: a session per POST),
-``_legacy.py`` (the 2024-11-05 HTTP+SSE transport's two routes), ``_auth.py`` and
-``_websocket_auth.py`` (authorization), ``_sse_writer.py`` (writing an SSE answer),
-``_session_io.py`` (starting a session, with the one 503 when none can start; feeding it;
-collecting a JSON answer) and ``_asgi.py`` (request bodies and fixed answers).
+``_legacy.py`` (the 2024-11-05 HTTP+SSE transport's two routes), ``_websocket_route.py``
+(MCP over WebSocket), ``_auth.py`` and ``_websocket_auth.py`` (authorization),
+``_sse_writer.py`` (writing an SSE answer), ``_session_io.py`` (starting a session, with the
+one 503 when none can start; feeding it; collecting a JSON answer) and ``_asgi.py`` (request
+bodies and fixed answers).
 
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http
 """
@@ -69,14 +70,11 @@ from trimcp.http._session_io import (
 from trimcp.http._sse_writer import SseWriter
 from trimcp.http._stateless import answer_initialize, initialize_quietly, open_stateless_session
 from trimcp.http._stream import HttpSessionStream, peek_id
-from trimcp.http._websocket_auth import AuthorizedStream, refuse_upgrade
+from trimcp.http._websocket_route import WebSocketRoute
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
-from trimcp.sessions import ConnectionBound
 from trimcp.supervision import current_drain
 from trimcp.transports import (
-    CloseCode,
     OriginPolicy,
-    accept_asgi_websocket,
     check_headers,
     encode_event,
 )
@@ -124,6 +122,7 @@ class McpHttpApp:
         auth = options.auth
         self._auth = None if auth is None else EndpointAuth(auth, options.path)
         self._legacy = LegacyEndpoint(manager, options, self._auth) if options.legacy_sse else None
+        self._websocket = WebSocketRoute(manager, self._policy, self._auth, max_message_size)
         # The drain of the application this endpoint runs in (None: no graceful stop).
         self._drain = current_drain()
 
@@ -195,44 +194,6 @@ class McpHttpApp:
                 f"Method Not Allowed: the MCP endpoint takes POST, GET and DELETE, not {method}",
                 headers=((b"allow", b"GET, POST, DELETE"),),
             )
-
-    # --- WebSocket -------------------------------------------------------------------------
-
-    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """MCP over WebSocket: one session per connection, under the session manager.
-
-        With ``auth`` the upgrade request's token is checked after Host and Origin (a
-        refused Host or Origin is left to ``accept_asgi_websocket``, which answers it).
-        """
-        auth = self._auth
-        identity: Identity | None = None
-        if auth is not None and check_headers(self._policy, scope["headers"]) is None:
-            try:
-                identity = await auth.authenticate(scope)
-            except HttpRefusal as refusal:
-                await refuse_upgrade(scope, receive, send, refusal)
-                return
-        stream = await accept_asgi_websocket(
-            scope, receive, send, policy=self._policy, max_message_size=self._max_message_size
-        )
-        if stream is None:
-            return
-        authorized = None
-        if auth is not None and identity is not None:
-            authorized = AuthorizedStream(stream, auth, identity)
-        try:
-            record = await start_session(
-                self._manager, new_session_id(), ConnectionBound(authorized or stream)
-            )
-        except HttpRefusal as refusal:
-            # The same words as a refused POST; aclose cuts them to fit a close frame.
-            await stream.aclose(code=CloseCode.TRY_AGAIN_LATER, reason=refusal.message)
-            return
-        if authorized is not None and auth is not None and identity is not None:
-            authorized.owner = auth.bind(record.ref, identity)
-            authorized.ready.set()
-        await record.ref.wait_exited()
-        await stream.aclose()
 
     # --- POST ------------------------------------------------------------------------------
 
