@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 import trio
@@ -128,6 +128,7 @@ async def protected(
     refresh_interval: float = 30.0,
     handler: RequestHandler | None = None,
     introspection: bool = False,
+    engine: Literal["trimcp", "hypercorn"] = "trimcp",
 ) -> AsyncIterator[Protected]:
     """Serve ``handler`` (default: ``build_server()``) behind a resource server (module doc).
 
@@ -167,9 +168,11 @@ async def protected(
         base = options or HttpOptions(legacy_sse=True)
         chosen = dataclasses.replace(base, auth=resource_server)
         if handler is None:
-            serve = functools.partial(build_server().serve_http, port=port, options=chosen)
+            serve = functools.partial(
+                build_server().serve_http, port=port, options=chosen, engine=engine
+            )
         else:
-            serve = functools.partial(serve_http, handler, port=port, options=chosen)
+            serve = functools.partial(serve_http, handler, port=port, options=chosen, engine=engine)
         listener = await nursery.start(serve)
         assert listener.url == resource
         async with httpx.AsyncClient(timeout=10) as client:

@@ -449,3 +449,20 @@ async def test_opaque_tokens_are_checked_at_the_introspection_endpoint() -> None
         down = await p.post(INITIALIZE, "opaque-new")
         assert down.status == 503
         assert "error" not in challenge(down.headers)  # not the token's fault
+
+
+# --- the same endpoint on hypercorn ---------------------------------------------------------------
+
+
+async def test_auth_works_the_same_on_hypercorn() -> None:
+    async with protected(engine="hypercorn") as p:
+        assert (await p.post(INITIALIZE, None)).status == 401
+        token = p.token(sub="erin")
+        session = await p.initialize(token)
+        assert text_of(await p.call(token, session, "whoami")).startswith("erin via")
+        assert (await p.call(p.token(sub="mallory"), session, "whoami")).status == 404
+        ws_url = p.url.replace("http://", "ws://") + "/ws"
+        with pytest.raises(HandshakeRejected) as caught:
+            async with open_websocket_stream(ws_url):
+                pass
+        assert caught.value.status == 401
