@@ -35,6 +35,7 @@ class _Asker:
     def __init__(self) -> None:
         self.server = MCPServer("asker")
         self.kept: list[Context] = []
+        self.declared: set[tuple[bool, bool]] = set()
         self.entered = trio.Event()
         self.release = trio.Event()
         server = self.server
@@ -53,6 +54,8 @@ class _Asker:
         @server.tool()
         async def roots(ctx: Context) -> str:
             """The client's roots."""
+            declared = ctx.session.client_capabilities
+            self.declared.add((declared.roots, declared.roots_list_changed))
             return ",".join(root.uri for root in await ctx.list_roots())
 
         @server.tool()
@@ -119,6 +122,25 @@ async def test_sampling_elicitation_and_roots_reach_the_calling_client() -> None
         assert (await client.call_tool("asker__sample", {"prompt": "hi"})).text == "model says hi"
         assert (await client.call_tool("asker__ask_name", {})).text == "accept:{'name': 'Ada'}"
         assert (await client.call_tool("asker__roots", {})).text == "file:///work/project"
+
+
+async def test_roots_are_each_callers_own_and_none_without_the_capability() -> None:
+    asker = _Asker()
+    other = ClientHandlers(roots=[Root(uri="file:///work/other")])
+    async with (
+        _gateway(asker) as gateway,
+        _client(gateway, FULL) as first,
+        _client(gateway, other) as second,
+        _client(gateway, ClientHandlers(sampling=_sampling)) as rootless,
+    ):
+        for _ in range(2):  # asked again on every call: no answer is kept for another
+            assert (await first.call_tool("asker__roots", {})).text == "file:///work/project"
+            assert (await second.call_tool("asker__roots", {})).text == "file:///work/other"
+            result = await rootless.call_tool("asker__roots", {})
+            assert not result.is_error
+            assert result.text == ""  # declared no roots: named no folders
+        # What the backend was told: roots, and no promise of listChanged.
+        assert asker.declared == {(True, False)}
 
 
 async def test_a_client_refusal_goes_back_to_the_backend() -> None:

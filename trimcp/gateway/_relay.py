@@ -186,7 +186,9 @@ def client_handlers(backend: str, inflight: InFlight) -> ClientHandlers:
         method = "roots/list"
         session = inflight.client_for(backend, method)
         if not session.client_capabilities.roots:
-            raise _lacking(backend, method, session, "roots")
+            # The gateway declared roots to its backends for all its clients; one that
+            # declared none has named no folders: an empty list says exactly that.
+            return []
         result = await session.request(method, None, timeout=math.inf)
         listed = result.get("roots")
         return [
@@ -194,6 +196,12 @@ def client_handlers(backend: str, inflight: InFlight) -> ClientHandlers:
             for index, item in enumerate(listed if isinstance(listed, list) else [])
         ]
 
+    # No roots.listChanged: each roots/list is answered by the client whose call caused it,
+    # so two answers may differ with no notification between them; a backend must ask again.
     return ClientHandlers(
-        sampling=sample, elicitation=elicit, elicitation_modes=("form", "url"), roots=roots
+        sampling=sample,
+        elicitation=elicit,
+        elicitation_modes=("form", "url"),
+        roots=roots,
+        roots_list_changed=False,
     )

@@ -8,7 +8,8 @@ and nothing is ever widened. A client that declares roots but lists none narrows
 (it has named no folders); one whose roots overlap none of the configured roots gets every
 path refused, with a message naming both. The narrowed jail is kept per session until the
 client sends ``notifications/roots/list_changed`` (an answer that was on its way then serves
-its call but is not kept).
+its call but is not kept); a client that declares roots without ``listChanged`` (trimcp's
+gateway, which asks the client behind each call) is asked on every call instead.
 
 File system work runs in a worker thread (``run_blocking``) so one large search never stalls
 the other sessions; the thread checks ``Progress.cancelled`` between files, which a
@@ -150,9 +151,14 @@ class Skills:
                 client did not answer ``roots/list``.
         """
         session = ctx.session
-        if not session.client_capabilities.roots:
+        capabilities = session.client_capabilities
+        if not capabilities.roots:
             return self.jail
-        kept = self._session_jails.get(session.session_id)
+        # An answer is kept only from a client that promises to say when its roots change
+        # (roots.listChanged); a gateway relaying each roots/list to a different caller
+        # does not, and is asked again on every call.
+        keep = capabilities.roots_list_changed
+        kept = self._session_jails.get(session.session_id) if keep else None
         if kept is not None and kept[0] == session:
             self._session_jails.move_to_end(session.session_id)
             return kept[1]
@@ -176,7 +182,7 @@ class Skills:
                 + describe_roots(self.jail.roots)
                 + "); add one of those folders as a root in the client"
             )
-        if changes == self._roots_changes:
+        if keep and changes == self._roots_changes:
             self._remember(session, jail)
         return jail
 

@@ -140,6 +140,10 @@ class ClientHandlers:
             handler can ask the user to open a URL).
         roots: a list, or a coroutine function returning one; declares ``roots`` with
             ``listChanged`` (call ``ClientSession.send_roots_list_changed`` on changes).
+        roots_list_changed: declare ``roots.listChanged`` with ``roots`` (default True).
+            False says the answer may differ from one ``roots/list`` to the next without a
+            notification, so a server must ask again rather than keep an answer: a gateway
+            relays each request to the client whose call caused it.
         on_log: ``fn(LogMessage)`` for ``notifications/message``.
         on_resource_updated: ``fn(uri)`` for ``notifications/resources/updated``.
         on_tools_changed, on_resources_changed, on_prompts_changed: ``fn()`` for the
@@ -156,6 +160,7 @@ class ClientHandlers:
     elicitation: ElicitationHandler | None = None
     elicitation_modes: tuple[Literal["form", "url"], ...] = ("form",)
     roots: RootsProvider | None = None
+    roots_list_changed: bool = True
     on_log: Callable[[LogMessage], Awaitable[None] | None] | None = None
     on_resource_updated: Callable[[str], Awaitable[None] | None] | None = None
     on_tools_changed: Callable[[], Awaitable[None] | None] | None = None
@@ -173,7 +178,7 @@ def capabilities_for(handlers: ClientHandlers) -> ClientCapabilities:
         elicitation_form=elicitation and "form" in handlers.elicitation_modes,
         elicitation_url=elicitation and "url" in handlers.elicitation_modes,
         roots=handlers.roots is not None,
-        roots_list_changed=handlers.roots is not None,
+        roots_list_changed=handlers.roots is not None and handlers.roots_list_changed,
     )
 
 
