@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast, final
 
+from ._auth_parse import parse_auth
 from ._errors import ConfigProblem, describe_value, kind_of
 from ._fields import EXAMPLE_COMMAND, FieldChecker, Rejected, Section, split_words
 from ._model import ServerConfig
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 FIELDS = (
     "command", "args", "env", "env_passthrough", "cwd", "url", "headers", "transport",
     "enabled", "disabled", "auto_connect", "startup_timeout", "request_timeout",
-    "reset_timeout_on_progress", "max_request_timeout", "always_allow",
+    "reset_timeout_on_progress", "max_request_timeout", "always_allow", "auth",
 )  # fmt: skip
 
 ALIASES = {
@@ -64,7 +65,7 @@ _FOREIGN = {
     "excludeTools": "tool permissions are rules on the host, not part of a server entry",
     "trust": "tool permissions are rules on the host, not part of a server entry",
     "envFile": "trimcp reads no env files: put the variables in env or env_passthrough",
-    "oauth": "authorization is not configured per server entry yet",
+    "oauth": 'trimcp reads "auth" instead: "auth": "oauth"',
     "description": _SAME,
     "icon": _SAME,
 }
@@ -201,6 +202,8 @@ def _check_field(  # noqa: PLR0911 - one branch per kind of field
         return checker.url(key, value)
     if canonical == "transport":
         return checker.transport(key, value)
+    if canonical == "auth":
+        return parse_auth(checker, key, value)
     if canonical in ("startup_timeout", "request_timeout", "max_request_timeout"):
         return checker.seconds(key, value, nullable=canonical == "max_request_timeout")
     return checker.boolean(key, value)
@@ -296,6 +299,7 @@ def _build(
 _PASSED_ON = (
     "env", "env_passthrough", "cwd", "url", "headers", "auto_connect", "startup_timeout",
     "request_timeout", "reset_timeout_on_progress", "max_request_timeout", "always_allow",
+    "auth",
 )  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """``${VAR}`` references in server definitions, expanded at connect time.
 
-The rules, for ``command``, ``args``, ``env`` values, ``cwd``, ``url`` and ``headers`` values
-(never keys or names):
+The rules, for ``command``, ``args``, ``env`` values, ``cwd``, ``url``, ``headers`` values
+and the strings of ``auth`` (never keys or names):
 
 - ``${NAME}`` becomes the variable's value. ``${env:NAME}`` (VS Code's and Cursor's
   spelling) means the same.
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 from urllib.parse import urlsplit
 
+from ._auth import auth_strings, expand_auth
 from ._errors import ConfigProblem, Severity, config_error, describe_value
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def expandable_fields(server: ServerConfig) -> Iterator[tuple[str, str]]:
         yield "url", server.url
     for key, value in server.headers.items():
         yield f"headers.{key}", value
+    yield from auth_strings(server.auth)
 
 
 def expand_server(server: ServerConfig, environ: Mapping[str, str]) -> ServerConfig:
@@ -138,6 +140,7 @@ def expand_server(server: ServerConfig, environ: Mapping[str, str]) -> ServerCon
         cwd=_resolve_cwd(optional("cwd", server.cwd), server, environ),
         url=optional("url", server.url),
         headers={key: one(f"headers.{key}", value) for key, value in server.headers.items()},
+        auth=expand_auth(server.auth, one),
     )
     problems = [unset_problem(server, field, name, "error") for field, name in missing]
     problems.extend(_url_problems(server, expanded))

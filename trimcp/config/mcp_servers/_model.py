@@ -27,6 +27,7 @@ from ._source import Layer as Layer
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from ._auth import ServerAuth
     from ._errors import ConfigProblem
 
 Transport = Literal["stdio", "http", "websocket"]
@@ -87,6 +88,9 @@ class ServerConfig:
         always_allow: names of this server's tools that a host calls without asking, even
             when the server marks them destructive (``alwaysAllow`` / ``autoApprove`` in the
             files other hosts read). Exact names, as the server spells them. Default none.
+        auth: how requests to an http server are authorized (``OAuthSettings``,
+            ``ClientCredentialsSettings``); None: by ``headers`` alone. Its secrets are shown
+            as ``***``.
         source: where the definition was read; not part of equality or the fingerprint.
     """
 
@@ -106,6 +110,7 @@ class ServerConfig:
     reset_timeout_on_progress: bool = True
     max_request_timeout: float | None = None
     always_allow: tuple[str, ...] = ()
+    auth: ServerAuth | None = None
     source: ConfigSource = field(default=INLINE, compare=False)
 
     def __post_init__(self) -> None:
@@ -127,11 +132,12 @@ class ServerConfig:
             value = getattr(self, item.name)
             if item.name in SECRET_FIELDS:
                 value = redact_values(value)
-            parts.append(f"{item.name}={value!r}")
+            parts.append(f"{item.name}={value!r}")  # auth's own repr hides its secrets
         return f"ServerConfig({', '.join(parts)})"
 
     def shown(self) -> dict[str, object]:
-        """Return ``definition()`` with ``env`` and ``headers`` values as ``***``.
+        """Return ``definition()`` with ``env`` and ``headers`` values (and ``auth``'s
+        secrets) as ``***``.
 
         What any display of a server's configuration (a listing, ``config show``, a log
         line) uses: which variables and headers are set stays visible, their values do not.
@@ -139,6 +145,8 @@ class ServerConfig:
         values = self.definition()
         for key in SECRET_FIELDS:
             values[key] = redact_values(getattr(self, key))
+        if self.auth is not None:
+            values["auth"] = self.auth.shown()
         return values
 
     def definition(self) -> dict[str, object]:
@@ -156,6 +164,8 @@ class ServerConfig:
                 value = dict(value)
             elif isinstance(value, tuple):
                 value = list(value)
+            elif item.name == "auth" and self.auth is not None:
+                value = self.auth.to_json()
             values[item.name] = value
         return values
 

@@ -151,9 +151,19 @@ def ignored_fields(checker: FieldChecker, written: Written, transport: Transport
         return
     unused: tuple[str, ...]
     if transport == "stdio":
-        unused, used = ("headers",), "for servers reached by url"
+        unused, used = ("headers", "auth"), "for servers reached by url"
     else:
         unused, used = _STDIO_ONLY, 'for servers launched with "command"'
+    if transport == "websocket" and "auth" in written:
+        # The WebSocket transport sends headers on the upgrade but has no OAuth flow.
+        checker.report(
+            written["auth"][0],
+            given=None,
+            expected=None,
+            fix='remove it: "auth" is used for http servers; give a WebSocket server its '
+            "token in headers",
+            warning=True,
+        )
     for canonical in unused:
         if canonical in written:
             checker.report(
