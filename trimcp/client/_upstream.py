@@ -4,7 +4,8 @@
 against the environment, opens its transport — a launched process for ``stdio``
 (``trimcp.client.process``), Streamable HTTP (``trimcp.transports.http_client``; the
 2024-11-05 HTTP+SSE transport for servers that refuse Streamable HTTP's initialize with 400,
-404 or 405, as MCP's backwards compatibility section provides), or WebSocket — performs the MCP
+404 or 405, as MCP's backwards compatibility section provides; both authorized as the entry's
+``auth`` says, ``trimcp.auth.client.auth_for``), or WebSocket — performs the MCP
 handshake within ``startup_timeout``, and yields the session as the ``Upstream`` the
 connection manager uses. A handshake that takes too long is reported in plain words with
 what to check; every other failure keeps the transport's own plain-language error.
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
+from trimcp.auth.client import auth_for
 from trimcp.client.process import ProcessSpec, open_server_process
 from trimcp.client.session import (
     ClientHandlers,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from trimcp.config.mcp_servers import ServerConfig
     from trimcp.protocol import JsonObject
     from trimcp.transports import MessageStream
+    from trimcp.transports.http_client import HttpAuth
 
     from ._connection import CatalogKind
 
@@ -128,11 +131,15 @@ async def connect_upstream(
         max_request_timeout=expanded.max_request_timeout,
     )
     if expanded.transport == "http":
+        # The entry's "auth" (OAuth, client credentials), for both HTTP transports: tokens
+        # stored by a sign-in are used and refreshed; no browser is opened from here.
+        auth = auth_for(expanded)
         fallback = False
         yielded = False
         async with _with_deadline(expanded) as starting:
             try:
-                async with _session(expanded, _streamable(expanded), watched, options) as upstream:
+                streamable = _streamable(expanded, auth)
+                async with _session(expanded, streamable, watched, options) as upstream:
                     starting.deadline = math.inf
                     yielded = True
                     yield upstream
@@ -146,7 +153,7 @@ async def connect_upstream(
         if fallback:
             async with (
                 _with_deadline(expanded) as starting,
-                _session(expanded, _legacy(expanded), watched, options) as upstream,
+                _session(expanded, _legacy(expanded, auth), watched, options) as upstream,
             ):
                 starting.deadline = math.inf
                 yield upstream
@@ -198,9 +205,13 @@ async def _session(
         yield SessionUpstream(session)
 
 
-def _streamable(config: ServerConfig) -> AbstractAsyncContextManager[MessageStream]:
-    return open_http_client_stream(config.url or "", headers=dict(config.headers))
+def _streamable(
+    config: ServerConfig, auth: HttpAuth | None
+) -> AbstractAsyncContextManager[MessageStream]:
+    return open_http_client_stream(config.url or "", headers=dict(config.headers), auth=auth)
 
 
-def _legacy(config: ServerConfig) -> AbstractAsyncContextManager[MessageStream]:
-    return open_legacy_sse_client_stream(config.url or "", headers=dict(config.headers))
+def _legacy(
+    config: ServerConfig, auth: HttpAuth | None
+) -> AbstractAsyncContextManager[MessageStream]:
+    return open_legacy_sse_client_stream(config.url or "", headers=dict(config.headers), auth=auth)

@@ -29,6 +29,9 @@ from ._browser import BrowserStep as BrowserStep
 from ._browser import LoopbackBrowser as LoopbackBrowser
 from ._browser import follow_redirects as follow_redirects
 from ._browser import open_system_browser as open_system_browser
+from ._configured import auth_for as auth_for
+from ._configured import login as login
+from ._configured import logout as logout
 from ._machine import ClientCredentials as ClientCredentials
 from ._oauth import OAuth as OAuth
 from ._registration import ClientRegistration as ClientRegistration
@@ -51,7 +54,10 @@ __all__ = [
     "StoredAuth",
     "TokenSet",
     "TokenStore",
+    "auth_for",
     "default_token_directory",
     "follow_redirects",
+    "login",
+    "logout",
     "open_system_browser",
 ]
