@@ -108,3 +108,32 @@ def test_the_default_folder_follows_xdg(tmp_path: Path) -> None:
     assert default_token_directory({"XDG_CONFIG_HOME": xdg}) == tmp_path / "trimcp" / "tokens"
     relative = default_token_directory({"XDG_CONFIG_HOME": "relative/path"})
     assert relative.parts[-3:] == (".config", "trimcp", "tokens")
+
+
+async def test_loads_at_the_same_time_do_not_lose_what_was_kept_meanwhile(
+    autojump_clock: object,
+) -> None:
+    import trio
+
+    from trimcp.auth.client._keeper import TokenKeeper
+
+    class SlowStore(MemoryTokenStore):
+        async def load(self, key: str) -> StoredAuth | None:
+            record = await super().load(key)  # read now, answer later
+            await trio.sleep(1 if self.slow else 0)
+            return record
+
+        slow = True
+
+    store = SlowStore()
+    await store.save("notes", RECORD)
+    keeper = TokenKeeper("https://mcp.example/mcp", store, "notes")
+    fresh = TokenSet(access_token="access-2", resource="https://mcp.example/mcp")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keeper.load)  # slow: finishes at t=1
+        await trio.sleep(0.5)
+        store.slow = False
+        await keeper.load()
+        assert keeper.tokens == RECORD.tokens
+        await keeper.keep(fresh)
+    assert keeper.tokens == fresh  # the slow load did not put the old record back

@@ -38,11 +38,17 @@ class TokenKeeper:
         self._loaded = False
 
     async def load(self) -> None:
-        """Read the store once; later calls do nothing."""
+        """Read the store once; later calls do nothing.
+
+        Tasks that call it at the same time each read; the first to finish wins, and what
+        was kept meanwhile is not overwritten.
+        """
+        if self._loaded:
+            return
+        record = await self.store.load(self.key)
         if self._loaded:
             return
         self._loaded = True
-        record = await self.store.load(self.key)
         if record is None:
             return
         tokens = record.tokens
@@ -69,6 +75,7 @@ class TokenKeeper:
 
     async def keep(self, tokens: TokenSet | None) -> None:
         """Make ``tokens`` current (None: drop them) and save."""
+        self._loaded = True
         self._record = replace(self._record, tokens=tokens)
         await self.store.save(self.key, self._record)
 
@@ -76,6 +83,7 @@ class TokenKeeper:
         """Remember ``registration`` for its issuer and save."""
         if registration.issuer is None:
             return
+        self._loaded = True
         clients = {**self._record.clients, registration.issuer: registration}
         self._record = replace(self._record, clients=clients)
         await self.store.save(self.key, self._record)

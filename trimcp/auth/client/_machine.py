@@ -135,6 +135,7 @@ class ClientCredentials:
             HttpAuthRequired: no token could be had, in plain words.
         """
         async with self._lock:
+            await self._keeper.load()
             current = self._keeper.header()
             if current is not None and current != sent:
                 return True
