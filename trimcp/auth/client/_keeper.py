@@ -13,6 +13,8 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, final
 
+import trio
+
 from ._store import StoredAuth
 from ._urls import resource_covers
 
@@ -36,28 +38,28 @@ class TokenKeeper:
         self.key = key
         self._record = StoredAuth()
         self._loaded = False
+        self._loading = trio.Lock()
 
     async def load(self) -> None:
         """Read the store once; later calls do nothing.
 
-        Tasks that call it at the same time each read; the first to finish wins, and what
-        was kept meanwhile is not overwritten.
+        Tasks that call it at the same time wait for the one that reads.
         """
-        if self._loaded:
-            return
-        record = await self.store.load(self.key)
-        if self._loaded:
-            return
-        self._loaded = True
+        async with self._loading:
+            if not self._loaded:
+                self._record = self._usable(await self.store.load(self.key))
+                self._loaded = True
+
+    def _usable(self, record: StoredAuth | None) -> StoredAuth:
         if record is None:
-            return
+            return StoredAuth()
         tokens = record.tokens
         if tokens is not None and not (
             tokens.resource and resource_covers(tokens.resource, self.server_url)
         ):
             logger.info("stored tokens for %s are for another resource; not using them", self.key)
-            record = replace(record, tokens=None)
-        self._record = record
+            return replace(record, tokens=None)
+        return record
 
     @property
     def tokens(self) -> TokenSet | None:
@@ -75,7 +77,6 @@ class TokenKeeper:
 
     async def keep(self, tokens: TokenSet | None) -> None:
         """Make ``tokens`` current (None: drop them) and save."""
-        self._loaded = True
         self._record = replace(self._record, tokens=tokens)
         await self.store.save(self.key, self._record)
 
@@ -83,7 +84,6 @@ class TokenKeeper:
         """Remember ``registration`` for its issuer and save."""
         if registration.issuer is None:
             return
-        self._loaded = True
         clients = {**self._record.clients, registration.issuer: registration}
         self._record = replace(self._record, clients=clients)
         await self.store.save(self.key, self._record)
