@@ -386,6 +386,35 @@ def test_the_entry_s_always_allow_lets_a_destructive_tool_run(folder: Path) -> N
     assert typo.stderr.startswith('no MCP server named "dmeo" is configured; did you mean "demo"?')
 
 
+def test_a_python_file_or_module_is_the_target(folder: Path) -> None:
+    # Served by ``python -m trimcp run TARGET --stdio`` in the folder the command runs in.
+    if trimcp_cli(folder, "run", "--help").returncode != 0:
+        pytest.skip("trimcp run is not a command in this checkout yet")
+    (folder / "pkg").mkdir(exist_ok=True)
+    (folder / "pkg" / "__init__.py").write_text("")
+    (folder / "pkg" / "app.py").write_text(
+        "from trimcp.server import MCPServer\n"
+        'server = MCPServer("app")\n'
+        "@server.tool()\n"
+        "def hi(name: str) -> str:\n"
+        '    return f"hi {name}"\n'
+    )
+    listed = trimcp_cli(folder, "tools", "demo.py")
+    assert listed.returncode == 0, listed.stderr
+    assert "mcp__demo__add" in listed.stdout
+    for target in ("demo.py", "demo.py:server", str(folder / "demo.py")):
+        added = trimcp_cli(folder, "call", target, "add", "a=1", "b=2")
+        assert (added.returncode, added.stdout) == (0, "3\n"), (target, added.stderr)
+    module = trimcp_cli(folder, "call", "pkg.app:server", "hi", "name=Ada")
+    assert (module.returncode, module.stdout) == (0, "hi Ada\n"), module.stderr
+    wrong = trimcp_cli(folder, "call", "demo.py:nope", "add", "--wait", "20")
+    assert wrong.returncode == 1
+    assert "has no attribute 'nope'" in wrong.stderr
+    missing = trimcp_cli(folder, "tools", "nothing.py")
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("no such Python file: nothing.py")
+
+
 # --- Ctrl-C -------------------------------------------------------------------------------------
 
 
