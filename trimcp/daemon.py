@@ -60,8 +60,11 @@ import importlib
 import importlib.metadata
 import inspect
 import logging
+import os
 import secrets
 import sys
+import sysconfig
+import traceback
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -619,18 +622,35 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _where(exc: BaseException) -> tuple[str, ...]:
-    """Return where ``exc`` was raised, as one ``at file:line`` line (none if unknown)."""
+    """Return where ``exc`` was raised, as one ``at file:line`` line (none if unknown).
+
+    The line is the last one of the user's own code on the way, not of the library it
+    called (``json.loads('{')`` is reported where it is written, not inside ``json``); the
+    deepest line if all were library code; none if ``exc`` came from the call made here.
+    """
     if isinstance(exc, SyntaxError) and exc.filename:
         return (f"at {exc.filename}:{exc.lineno}",)
-    frame = exc.__traceback__
-    if frame is None:
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [frame for frame in frames if not _is_library(frame.filename)]
+    chosen = own[-1] if own else (frames[-1] if frames else None)
+    if chosen is None or chosen.filename == __file__:
         return ()
-    while frame.tb_next is not None:
-        frame = frame.tb_next
-    # Raised by the call itself (a factory that takes arguments): no line of theirs to show.
-    if frame.tb_frame.f_code.co_filename == __file__:
-        return ()
-    return (f"at {frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}",)
+    return (f"at {chosen.filename}:{chosen.lineno}",)
+
+
+def _is_library(filename: str) -> bool:
+    """Python's own modules, installed packages, trimcp itself, or frozen code."""
+    if filename.startswith("<"):
+        return True
+    return any(filename.startswith(folder) for folder in _library_folders())
+
+
+@functools.cache
+def _library_folders() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    folders = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    folders.add(str(Path(__file__).resolve().parent))  # trimcp's own package
+    return tuple(os.path.join(folder, "") for folder in folders)
 
 
 # --- the listeners --------------------------------------------------------------------------
