@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 BROKEN = '[supervision]\nintensity = "three"\n'
+SERVER_MODULE = 'from trimcp.server import MCPServer\n\nserver = MCPServer("checked", "2.0")\n'
 
 
 @pytest.fixture(autouse=True)
@@ -237,3 +238,90 @@ def test_a_reader_that_goes_away_ends_the_command_quietly() -> None:
     assert b"Traceback" not in stderr
     assert b"Exception ignored" not in stderr
     assert process.returncode == 1
+
+
+# --- config check imports the [server] object and warns about what would not run ----------
+
+
+@pytest.fixture
+def module_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """A fresh module name for a file in tmp_path; sys.path, sys.modules and HOME restored."""
+    monkeypatch.setattr(sys, "path", sys.path[:])
+    monkeypatch.setenv("HOME", str(tmp_path))  # no user mcpServers file
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    name = f"check_{request.node.name.replace('-', '_')}_{id(request)}"
+    yield name
+    sys.modules.pop(name, None)
+
+
+def _served(name: str, listener: str = "[stdio]\nenabled = true\n") -> str:
+    return f'[server]\nobject = "{name}:server"\npath = ["."]\n{listener}'
+
+
+def test_check_imports_the_server_object_as_serve_will(
+    tmp_path: Path, module_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / f"{module_name}.py", SERVER_MODULE)
+    path = write(tmp_path / "c.toml", _served(module_name))
+    assert main(["config", "check", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert f"OK: [server] object = {module_name}:server imports: checked 2.0\n" in out
+    assert err == ""
+
+
+def test_check_reports_a_server_object_that_fails_to_import(
+    tmp_path: Path, module_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / f"{module_name}.py", "import json\nsettings = json.loads('{')\n")
+    path = write(tmp_path / "c.toml", _served(module_name))
+    assert main(["config", "check", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"config error in {path}\n")
+    assert "  key:      server.object\n" in err
+    assert f"importing '{module_name}' raised JSONDecodeError" in err
+    assert f"at {tmp_path / module_name}.py:2\n" in err
+
+
+def test_check_warns_when_no_listener_serves_the_server(
+    tmp_path: Path, module_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / f"{module_name}.py", SERVER_MODULE)
+    path = write(tmp_path / "c.toml", _served(module_name, listener=""))
+    assert main(["config", "check", str(path)]) == 0  # a warning, not an error
+    err = capsys.readouterr().err
+    assert err == (
+        f"warning: [server] object = {module_name}:server would be loaded but not served: no"
+        f" listener is enabled; enable [http], [websocket] or [stdio] in {path}, or run  trimcp"
+        " serve --stdio\n"
+    )
+
+
+def test_check_warns_about_upstream_commands_that_are_not_found(
+    tmp_path: Path, module_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    del module_name  # for its HOME: no user mcpServers file
+    servers = {
+        "ghost": {"command": "no-such-program-here-xyz", "args": ["--serve"]},
+        "relative": {"command": "./bin/missing.sh"},
+        "python": {"command": sys.executable, "args": ["-V"]},
+        "off": {"command": "no-such-program-either", "enabled": False},
+    }
+    mcp = write(tmp_path / "mcp.json", json.dumps({"mcpServers": servers}))
+    assert main(["config", "check", "--config", str(mcp)]) == 0
+    out, err = capsys.readouterr()
+    assert "OK: MCP servers configuration is valid" in out
+    warnings = err.splitlines()
+    assert len(warnings) == 2, err
+    source = f"{mcp} (named with --config)"
+    assert warnings[0].startswith(
+        f'warning: upstream "ghost" ({source}): command "no-such-program-here-xyz" is not found'
+        " on PATH ("
+    )
+    assert warnings[0].endswith('; install it, or write its full path in "command"')
+    assert warnings[1] == (
+        f'warning: upstream "relative" ({source}): command "./bin/missing.sh" is not an'
+        f" executable file ({tmp_path / 'bin' / 'missing.sh'})"
+    )

@@ -183,8 +183,10 @@ def _wait_for_line(process: subprocess.Popen[str], needle: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_trimcp_serve_stops_cleanly(signum: int) -> None:
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
+def test_trimcp_serve_stops_cleanly(signum: int, status: int) -> None:
+    # SIGINT is Ctrl-C: the same graceful stop, then the status a shell gives an interrupted
+    # program (128 + 2), and no traceback.
     process = _serve("--config", "sys_config.toml")
     try:
         _wait_for_line(process, "application trimcp started")
@@ -194,8 +196,9 @@ def test_trimcp_serve_stops_cleanly(signum: int) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == 0, rest
+    assert process.returncode == status, rest
     assert "application trimcp stopped" in rest
+    assert "Traceback" not in rest
 
 
 @pytest.mark.slow
@@ -709,6 +712,24 @@ def test_trimcp_serve_refuses_a_server_it_cannot_load(tmp_path: Path) -> None:
     assert process.returncode == 1
     assert f"config error in {config}\n" in err
     assert "no module named 'no_such_module_here'" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", ["http", "websocket"])
+def test_trimcp_serve_on_a_taken_port_names_it_and_the_setting(tmp_path: Path, table: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = _serving_config(tmp_path, f"[{table}]\nenabled = true\nport = {port}\n")
+        process = _serve("--config", str(config))
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.splitlines()[-1] == (
+        f"trimcp serve: cannot listen on 127.0.0.1:{port}: Address already in use; stop what"
+        f" uses that port, or choose another: [{table}] port in {config}"
+    )
+    assert "Traceback" not in err
 
 
 @pytest.mark.slow
