@@ -83,23 +83,12 @@ def _request(
     return run_host(scope.config, run, activity=activity, permissions=permissions)
 
 
-#: Seconds an answer waits for the log messages that came before it to be shown.
-_SETTLE = 0.5
+def _settled(activity: Activity) -> None:
+    """Take the progress line away once the answer is in.
 
-
-async def _settled(activity: Activity) -> None:
-    """Show what the server said before its answer, then take the progress line away.
-
-    The session hands an answer to its caller at once, but log messages that arrived before
-    it reach ``on_log`` through its notification task, which may not have run yet: the
-    answer waits (bounded) until every task is idle, so that a tool's last log line is not
-    printed after its result, or lost when the host disconnects.
+    Log messages that came before the answer were shown already: the session hands an
+    answer to its caller only after its hooks handled the notifications that preceded it.
     """
-    import trio
-    import trio.testing
-
-    with trio.move_on_after(_SETTLE):
-        await trio.testing.wait_all_tasks_blocked()
     activity.close()
 
 
@@ -124,7 +113,7 @@ def run_call(args: argparse.Namespace) -> int:
             source = (await manager.servers())[server].source
             sys.stderr.write(_refusal(tool, exc, source) + "\n")
             return FAILURE
-        await _settled(activity)
+        _settled(activity)
         if args.json:
             dump_json(result)
         else:
@@ -172,7 +161,7 @@ def run_read(args: argparse.Namespace) -> int:
 
     async def body(manager: ConnectionManager, server: str, activity: Activity) -> int:
         contents = await (await session_of(manager, server)).read_resource(args.uri)
-        await _settled(activity)
+        _settled(activity)
         if args.json:
             dump_json({"contents": [item.to_wire() for item in contents]})
         else:
@@ -202,7 +191,7 @@ def run_get_prompt(args: argparse.Namespace) -> int:
             )
             return FAILURE
         result = await (await session_of(manager, server)).get_prompt(args.name, arguments)
-        await _settled(activity)
+        _settled(activity)
         if args.json:
             messages = [{"role": m.role, "content": m.content} for m in result.messages]
             dump_json({"description": result.description, "messages": messages})
@@ -241,7 +230,7 @@ def run_complete(args: argparse.Namespace) -> int:
             sys.stderr.write(f"{server} offers no completions (no completions capability)\n")
             return FAILURE
         completion = await session.complete(ref, args.argument, args.value or "", context=context)
-        await _settled(activity)
+        _settled(activity)
         if args.json:
             dump_json(completion.to_wire())
         else:

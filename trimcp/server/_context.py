@@ -122,9 +122,10 @@ class Context(ContextMarker):
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; expected one of {LOG_LEVELS}")
-        task_id = self.task_id
-        if task_id is None:
-            return await self.session.log(level, data, logger)
+        request = self._request
+        if not isinstance(request, TaskRequest):
+            return await request.log(level, data, logger)
+        task_id = request.record.task_id
         # A task's messages carry its related-task _meta (Tasks: MUST).
         threshold = self.session.log_level
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):

@@ -249,6 +249,19 @@ class RequestContext:
         """True once the client cancelled this request (the handler is being cancelled)."""
         return self._session.connection.is_cancelled(self.request_id)
 
+    async def log(self, level: str, data: JsonValue, logger: str | None = None) -> bool:
+        """Send ``notifications/message`` as part of this request, if ``level`` passes the
+        client's filter; return whether it was sent.
+
+        Over HTTP it goes on the SSE stream of the request's POST, before the answer (MCP
+        2025-11-25, Transports > Streamable HTTP: messages sent before the response "SHOULD
+        relate to the originating client request",
+        https://modelcontextprotocol.io/specification/2025-11-25/basic/transports), so a
+        client sees a tool's log lines in order with its result, and one that opened no
+        GET stream sees them at all.
+        """
+        return await self._session.send_log(level, data, logger, self.request_id)
+
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> bool:

@@ -69,7 +69,13 @@ class SessionPort(Protocol):
         """Queue a notification for the session's own task; False if it is gone."""
         ...
 
-    async def send_log(self, level: str, data: JsonValue, logger_name: str | None) -> bool:
+    async def send_log(
+        self,
+        level: str,
+        data: JsonValue,
+        logger_name: str | None,
+        related: RequestId | None = None,
+    ) -> bool:
         """Send ``notifications/message`` unless ``level`` is below the client's filter."""
         ...
 

@@ -709,15 +709,26 @@ class Session(Actor):
         self.start_soon(self._stream.aclose)
         self.ref.request_stop()
 
-    async def send_log(self, level: str, data: JsonValue, logger_name: str | None) -> bool:
-        """Send ``notifications/message`` unless ``level`` is below the client's filter."""
+    async def send_log(
+        self,
+        level: str,
+        data: JsonValue,
+        logger_name: str | None,
+        related: RequestId | None = None,
+    ) -> bool:
+        """Send ``notifications/message`` unless ``level`` is below the client's filter.
+
+        ``related``: the client request the message belongs to (a tool logging while it
+        runs); over HTTP it then goes on that request's SSE stream, before its answer.
+        """
         threshold = self.log_level
         if threshold is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
             return False
         params: JsonObject = {"level": level, "data": data}
         if logger_name is not None:
             params["logger"] = logger_name
-        await self.write(self.connection.send_notification("notifications/message", params))
+        data_out = self.connection.send_notification("notifications/message", params)
+        await self.write(data_out, related)
         return True
 
     async def request(

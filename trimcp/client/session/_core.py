@@ -188,6 +188,15 @@ class SessionCore:
         self._init_key: _Key | None = None
         self._outbox_send, self._outbox = trio.open_memory_channel[_Outgoing](math.inf)
         self._inbox_send, self._inbox = trio.open_memory_channel["Notification"](math.inf)
+        # Notifications queued for the hooks, and handled by them: an answer that arrives
+        # after a notification is handed over only once that notification was handled
+        # (``_notes_before``), so a tool's last log line is never seen after its result.
+        self._notes_queued = 0
+        self._notes_handled = 0
+        self._notes_marks: dict[_Key, int] = {}
+        self._notes_waiters: list[tuple[int, trio.Event]] = []
+        self._notify_task: trio.lowlevel.Task | None = None
+        self._notes_closed = False
         self._ready = trio.Event()  # set once requests may be sent (after each handshake)
         self._renewing = False
         self._end_reason: BaseException | None = None
@@ -347,7 +356,13 @@ class SessionCore:
         self._check_open(method)
         generation = self._generation
         request_id, data = self._conn.send_request(method, params)
-        arrival = await self._exchange((generation, request_id), data, method, timeout, on_progress)
+        key = (generation, request_id)
+        try:
+            arrival = await self._exchange(key, data, method, timeout, on_progress)
+        finally:
+            mark = self._notes_marks.pop(key, None)
+        if mark is not None:
+            await self._notes_before(mark)
         if isinstance(arrival, Result):
             return arrival.result
         if isinstance(arrival, ErrorObject):
@@ -472,7 +487,34 @@ class SessionCore:
     def _deliver(self, key: _Key | None, answer: _Answer) -> None:
         waiter = None if key is None else self._pending.get(key)
         if waiter is not None:
+            if key is not None and self._notes_handled < self._notes_queued:
+                self._notes_marks[key] = self._notes_queued
             waiter.answer(answer)
+
+    async def _notes_before(self, mark: int) -> None:
+        """Wait until the first ``mark`` notifications (those that came before an answer)
+        were handled.
+
+        Not from the notification task itself (a hook that makes a request would wait for
+        its own notification), and not past the session's end.
+        """
+        if self._notes_handled >= mark or self._notes_closed:
+            return
+        if trio.lowlevel.current_task() is self._notify_task or self._end_reason is not None:
+            return
+        caught_up = trio.Event()
+        self._notes_waiters.append((mark, caught_up))
+        await caught_up.wait()
+
+    def _note_handled(self) -> None:
+        self._notes_handled += 1
+        if self._notes_waiters:
+            done = self._notes_handled
+            waiting = self._notes_waiters
+            self._notes_waiters = [(mark, event) for mark, event in waiting if mark > done]
+            for mark, event in waiting:
+                if mark <= done:
+                    event.set()
 
     def _route(self, event: Event) -> None:  # noqa: C901, PLR0912  # one branch per event type
         generation = self._generation
@@ -489,6 +531,7 @@ class SessionCore:
                     Progress(progress=params.progress, total=params.total, message=params.message)
                 )
         elif isinstance(event, NotificationReceived):
+            self._notes_queued += 1
             self._inbox_send.send_nowait(event.notification)
         elif isinstance(event, RequestReceived):
             assert self._nursery is not None
@@ -558,8 +601,18 @@ class SessionCore:
         self._enqueue(data)
 
     async def _notify_loop(self) -> None:
-        async for notification in self._inbox:
-            try:
-                await self._hooks.notify(notification)
-            except Exception:
-                logger.exception("a callback for the server's %s failed", notification.method)
+        self._notify_task = trio.lowlevel.current_task()
+        try:
+            async for notification in self._inbox:
+                try:
+                    await self._hooks.notify(notification)
+                except Exception:
+                    logger.exception("a callback for the server's %s failed", notification.method)
+                finally:
+                    self._note_handled()
+        finally:
+            # No more notifications will be handled: nobody may wait for one.
+            self._notes_closed = True
+            waiting, self._notes_waiters = self._notes_waiters, []
+            for _, event in waiting:
+                event.set()
