@@ -29,9 +29,11 @@ settings, Host/Origin patterns included. The daemon and the runtime are imported
 commands that need them, so that ``config show`` starts fast; ``skills`` hands its arguments
 to ``trimcp.skills.main``, which parses them, for the same reason.
 
-Ctrl-C ends every command with status 130 and no traceback: those that serve drain first
-(``trimcp.server.StopSignal`` notes that SIGINT began the stop), the others stop where they
-are. An unknown command gets the closest names (``trimcp tols``: did you mean "tools"?).
+Ctrl-C ends ``serve`` and ``run`` with status 130 and no traceback, after their drain
+(``trimcp.server.StopSignal`` notes that SIGINT began the stop); a ``KeyboardInterrupt`` that
+reaches ``main`` from any command (one loading a module, say) ends it the same way, without
+the traceback. (``skills`` handles its signals itself, and exits 0.) An unknown command gets
+the closest names (``trimcp tols``: did you mean "tools"?).
 """
 
 from __future__ import annotations
@@ -94,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Ctrl-C where no signal handler of ours runs (loading a module, say): the shell's
         # status for it, and no traceback; the user knows what they pressed.
         return _INTERRUPTED
+    except BaseExceptionGroup as group:
+        # trio raises that KeyboardInterrupt in whichever task was running: from inside a
+        # nursery it comes in a group. Anything else in the group is a real failure.
+        if group.split(KeyboardInterrupt)[1] is None:
+            return _INTERRUPTED
+        raise
     except BrokenPipeError:
         # Whoever read stdout went away (`trimcp call ... | head`): stop quietly, as cat does,
         # and point stdout at /dev/null so the interpreter's final flush cannot fail again.

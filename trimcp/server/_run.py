@@ -10,14 +10,15 @@ serve`` adds a :class:`StopSignal` to its application's children and looks for a
     1    a listener could not bind its address (run_server logs which, and how to move)
 
 The drain itself (first signal: refuse new work and let what runs finish; second signal:
-cancel at once) is ``trimcp.supervision.run_until_stopped``'s and ``run_application``'s,
-which stop on SIGTERM and SIGINT alike and do not say which came: :class:`StopSignal`
-notes it for them. Not here: the listeners (``trimcp.http``), the command line.
+cancel at once) is ``trimcp.supervision``'s (``Drain``), as ``run_until_stopped`` and
+``run_application`` run it; they stop on SIGTERM and SIGINT alike and do not say which came.
+So :func:`run_server` runs ``run_until_stopped``'s loop itself, noting the signal, and
+:class:`StopSignal` notes it inside ``run_application``. Not here: the listeners
+(``trimcp.http``), the command line.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import signal
 import typing
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, final
 import trio
 
 from trimcp.errors import StartFailed
-from trimcp.supervision import ChildSpec, run_until_stopped
+from trimcp.supervision import ChildSpec, open_drain
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -49,7 +50,9 @@ class StopSignal:
     ``run_application``): a trio signal receiver opened inside another takes the signals
     while it is open. It takes the first SIGTERM or SIGINT, notes it, closes, and raises the
     signal again for the runner's receiver, in place again by then (trio does the same with
-    signals a closing receiver left pending). Later signals go to the runner directly.
+    signals a closing receiver left pending). Later signals go to the runner directly. A
+    signal that comes before the watch is in place goes to the runner unnoted: put it first
+    among the application's children, and wait for the application to say it started.
     """
 
     def __init__(self) -> None:
@@ -86,26 +89,22 @@ def run_server(
     """Run ``serve()`` in a new trio loop until it returns or a signal stops it.
 
     Returns the exit status (module docstring). SIGTERM and SIGINT drain first, for up to
-    ``stop_timeout`` seconds (``run_until_stopped``); a SIGINT that comes before the signals
+    ``stop_timeout`` seconds, as ``run_until_stopped`` does; a SIGINT that comes before the signals
     are handled (while starting) stops at once, and quietly too. A listener that cannot bind
     is logged as an error naming the address, followed by ``listen_fix`` (how to choose
     another port, in the caller's terms), and returns 1; any other failure propagates.
     """
     stop = StopSignal()
-
-    async def watched() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(stop.watch)
-            await serve()
-            nursery.cancel_scope.cancel()
-
     try:
-        trio.run(functools.partial(run_until_stopped, watched, stop_timeout=stop_timeout))
+        trio.run(_serve_until_stopped, serve, stop, stop_timeout)
     except KeyboardInterrupt:
         # trio raises it for a SIGINT that came before the receiver was open.
         logger.info("SIGINT received while starting: stopped")
         return INTERRUPTED
     except (StartFailed, BaseExceptionGroup) as exc:
+        if _interrupted(exc):
+            logger.info("SIGINT received while starting: stopped")
+            return INTERRUPTED
         error = listen_error(exc)
         if error is None:
             raise
@@ -113,6 +112,50 @@ def run_server(
         logger.error("%s; %s", error.strerror or error, listen_fix)
         return _FAILURE
     return stop.exit_status
+
+
+async def _serve_until_stopped(
+    serve: Callable[[], Awaitable[object]], stop: StopSignal, stop_timeout: float
+) -> None:
+    """``trimcp.supervision.run_until_stopped``, noting in ``stop`` the signal that began it.
+
+    Its loop again, plus that note, rather than ``stop.watch`` inside it: the watch's
+    receiver opens a few scheduling steps after the runner's, and a SIGINT in between would
+    stop the server unnoted (status 0, not 130). The daemon's ``run_application`` leaves no
+    such choice (``StopSignal``).
+    """
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals, open_drain() as drain:
+        async with trio.open_nursery() as nursery:
+
+            async def run() -> None:
+                await serve()
+                nursery.cancel_scope.cancel()
+
+            async def drain_then_cancel() -> None:
+                await drain.run(stop_timeout)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
+            async for signum in signals:
+                name = signal.Signals(signum).name
+                if stop.received is None:
+                    stop.received = signal.Signals(signum)
+                    logger.info("%s received: stopping (up to %g s)", name, stop_timeout)
+                    nursery.start_soon(drain_then_cancel)
+                else:
+                    logger.warning("%s received again: cancelling everything now", name)
+                    nursery.cancel_scope.cancel()
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Tell whether ``exc`` is a KeyboardInterrupt, or a group of nothing else.
+
+    trio raises the KeyboardInterrupt of a SIGINT no receiver handles in whichever task was
+    running; from inside a nursery it comes out of ``trio.run`` in an exception group.
+    """
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(KeyboardInterrupt)[1] is None
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def listen_error(exc: BaseException) -> OSError | None:

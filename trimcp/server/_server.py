@@ -552,12 +552,13 @@ class MCPServer:
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **settings: object) -> None:
         """Run ``serve_http`` in a new trio loop until SIGTERM/SIGINT; log to stderr.
 
-        The first signal drains (``trimcp.supervision.run_until_stopped``): new sessions and
-        requests are refused, those in flight get 30 s to finish; a second stops at once.
-        After SIGTERM this returns. After SIGINT (Ctrl-C) it raises ``SystemExit(130)``, so
-        that the program exits as an interrupted one should, without a traceback (code after
-        the call does not run; ``finally`` blocks do). A port that cannot be bound is logged,
-        naming the address, and raises ``SystemExit(1)``.
+        The first signal drains (as ``trimcp.supervision.run_until_stopped`` does): new
+        sessions and requests are refused, those in flight get 30 s to finish; a second stops
+        at once (``trimcp.server.run_server``). After SIGTERM this returns. After SIGINT
+        (Ctrl-C) it raises ``SystemExit(130)``, so that the program exits as an interrupted
+        one should, without a traceback (code after the call does not run; ``finally`` blocks
+        do). A port that cannot be bound is logged, naming the address, and raises
+        ``SystemExit(1)``.
 
         Only loopback by default: see the README before binding other addresses.
         """
