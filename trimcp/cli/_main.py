@@ -13,8 +13,12 @@
     trimcp skills [--root DIR]... [--http] ...
                                        serve the built-in file, search and git tools
                                        (``trimcp.skills``; ``trimcp skills --help``)
-    trimcp servers | tools | call | resources | prompts | shell
-                                       the configured MCP servers (``trimcp.cli._host``)
+    trimcp servers | tools | call | resources | prompts | read | get-prompt | complete | shell
+                                       MCP servers: configured, or a TARGET (``_host``)
+    trimcp inspect TARGET | install HOST TARGET
+                                       what a server offers; a host's config entry for it
+    trimcp login SERVER | logout SERVER
+                                       OAuth sign-in for a configured server (``_login.py``)
 
 Two kinds of file, one per family of commands: ``serve``, ``skills`` and ``config show``
 read a sys_config.toml (``--config PATH``, or ``config``'s PATH), which defaults to
@@ -58,6 +62,7 @@ from trimcp._logging import configure_logging
 from trimcp.cli._host import add_host_commands, check_client_config
 from trimcp.cli._inspect import add_command as add_inspect_command
 from trimcp.cli._install import add_command as add_install_command
+from trimcp.cli._login import add_commands as add_login_commands
 from trimcp.cli._run import add_command as add_run_command
 from trimcp.config import find_config_file, load_config, render_settings
 from trimcp.errors import ConfigError, SupervisorError
@@ -174,6 +179,7 @@ def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Collection[str]]
     add_run_command(commands)
     add_install_command(commands)
     add_inspect_command(commands)
+    add_login_commands(commands)
     return parser, {"": list(commands.choices), "config": list(config_commands.choices)}
 
 
