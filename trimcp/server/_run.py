@@ -7,7 +7,8 @@ serve`` adds a :class:`StopSignal` to its application's children and looks for a
     0    serve returned (the client closed stdin), or SIGTERM stopped it after the drain
     130  SIGINT (Ctrl-C) stopped it, after the same drain: 128 + SIGINT, what a shell
          reports for an interrupted program, so ``trimcp run x.py && next`` does not go on
-    1    a listener could not bind its address (run_server logs which, and how to move)
+    1    a listener could not bind its address (run_server logs which, and how to choose
+         another port)
 
 The drain itself (first signal: refuse new work and let what runs finish; second signal:
 cancel at once) is ``trimcp.supervision``'s (``Drain``), as ``run_until_stopped`` and
