@@ -73,8 +73,13 @@ ALLOWED: dict[str, set[str]] = {
         # run_command reuses the stdio launcher's environment sanitiser (client.process).
         "client",
         "_logging",
+        # trimcp skills --http --auth ...
+        "auth",
+        "_auth_options",
+        "http",
     },
     "_logging": {"errors", "config"},
+    "_auth_options": {"errors", "config", "auth"},
     "cli": {
         "errors",
         "config",
@@ -89,6 +94,7 @@ ALLOWED: dict[str, set[str]] = {
         "http",
         "transports",
         "auth",
+        "_auth_options",
     },
     "daemon": {
         "errors",

@@ -45,6 +45,7 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, final
 
+from trimcp._auth_options import add_auth_options, resource_server_from_args
 from trimcp._logging import configure_logging
 from trimcp.cli._target import Target, parse_target
 from trimcp.config import LoggingSettings
@@ -53,6 +54,7 @@ from trimcp.errors import ConfigError
 if TYPE_CHECKING:
     import trio
 
+    from trimcp.auth import ResourceServer
     from trimcp.server import MCPServer
 
 __all__ = ["add_command"]
@@ -66,7 +68,6 @@ _USAGE = 2
 _INTERRUPTED = 128 + signal.SIGINT
 _DEFAULT_HOST = "127.0.0.1"
 _DEFAULT_PORT = 8000
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 #: Seconds a child gets between SIGTERM and SIGKILL when ``--reload`` restarts or stops it.
 #: Its drain would wait 30 s for requests in flight; a reload wants the new code now.
 STOP_GRACE: typing.Final = 5.0
@@ -108,6 +109,7 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     # the parent dies (SIGKILL leaves it no time to stop the child), the child stops too
     # instead of holding the port.
     run.add_argument("--exit-with-stdin", action="store_true", help=argparse.SUPPRESS)
+    add_auth_options(run)
     run.set_defaults(command=functools.partial(_run, run))
 
 
@@ -135,16 +137,50 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         port=_DEFAULT_PORT if args.port is None else args.port,
         exit_with_stdin=args.exit_with_stdin,
     )
-    if mode.http and mode.host not in _LOOPBACK:
+    try:
+        auth = _authorization(args, mode)
+    except ConfigError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return _FAILURE
+    if mode.http and auth is None and not _is_loopback(mode.host):
         logger.warning(
-            "listening on %s: anyone who can reach this address can call the tools (trimcp"
-            " has no authentication of its own; see the README before serving beyond this"
-            " machine)",
+            "listening on %s without authorization: anyone who can reach this address can"
+            " call the tools (--allow-unauthenticated was given)",
             mode.host,
         )
     if args.reload:
-        return _run_reloading(target, mode.host, mode.port, debug=debug)
-    return _serve(target, mode, debug=debug)
+        return _run_reloading(target, mode.host, mode.port, debug=debug, extra=_auth_words(args))
+    return _serve(target, mode._replace(auth=auth), debug=debug)
+
+
+def _is_loopback(host: str) -> bool:
+    from trimcp.auth import is_loopback
+
+    return is_loopback(host)
+
+
+def _authorization(args: argparse.Namespace, mode: _Serving) -> ResourceServer | None:
+    """The ``--auth`` options' resource server (HTTP only; ``trimcp.auth.add_auth_options``).
+
+    Raises:
+        ConfigError: an ``--auth`` option is wrong or given for stdio, or ``--host`` is not
+            a loopback address and no authorization is set.
+    """
+    if not mode.http:
+        if args.auth or args.auth_file:
+            raise ConfigError(
+                "--auth applies to --http only: over stdio the client launched this process "
+                "and no token is involved"
+            )
+        return None
+    return resource_server_from_args(args, mode.host)
+
+
+def _auth_words(args: argparse.Namespace) -> list[str]:
+    """The ``--auth`` options again, for the ``--reload`` child's command line."""
+    words = [word for item in args.auth for word in ("--auth", item)]
+    words += ["--auth-file", args.auth_file] if args.auth_file else []
+    return [*words, "--allow-unauthenticated"] if args.allow_unauthenticated else words
 
 
 @final
@@ -157,6 +193,8 @@ class _Serving(typing.NamedTuple):
     port: int = _DEFAULT_PORT
     #: Also stop when stdin ends (the child of ``--reload``: ``--exit-with-stdin``).
     exit_with_stdin: bool = False
+    #: Bearer tokens checked on every request (``--auth``); None: no authorization.
+    auth: ResourceServer | None = None
 
 
 def _transport(
@@ -205,7 +243,12 @@ async def _serve_http(server: MCPServer, target: Target, mode: _Serving) -> None
     import trio
 
     async with trio.open_nursery() as nursery:
-        listen = functools.partial(server.serve_http, host=mode.host, port=mode.port)
+        from trimcp.http import HttpOptions
+
+        options = HttpOptions(auth=mode.auth)
+        listen = functools.partial(
+            server.serve_http, host=mode.host, port=mode.port, options=options
+        )
         listener = await nursery.start(listen)
         url = listener.url
         logger.info(
@@ -248,7 +291,7 @@ def _described(server: MCPServer, target: Target) -> str:
 # --- --reload --------------------------------------------------------------------------------
 
 
-def _run_reloading(target: Target, host: str, port: int, *, debug: bool) -> int:
+def _run_reloading(target: Target, host: str, port: int, *, debug: bool, extra: list[str]) -> int:
     import trio
 
     folder = target.path.parent if target.path is not None else Path.cwd()
@@ -258,6 +301,7 @@ def _run_reloading(target: Target, host: str, port: int, *, debug: bool) -> int:
     command = [sys.executable, "-m", "trimcp", "run", target.run_spec(), "--http"]
     command += ["--host", host, "--port", str(port), "--exit-with-stdin"]
     command += ["--debug"] if debug else []
+    command += extra
     shown = f"[{host}]" if ":" in host else host
     logger.info(
         "serving %s at http://%s:%d/mcp, restarted when a .py file under %s changes",

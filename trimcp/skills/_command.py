@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from trimcp._auth_options import add_auth_options, resource_server_from_args
 from trimcp._logging import configure_logging
+from trimcp.auth import is_loopback
 from trimcp.config import (
     SKILL_CATEGORIES,
     SkillsSettings,
@@ -44,12 +46,14 @@ from trimcp.config import (
     setting_error,
 )
 from trimcp.errors import ConfigError, StartFailed
+from trimcp.http import HttpOptions
 
 from ._server import build_server, resolve_roots
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
+    from trimcp.auth import ResourceServer
     from trimcp.config import LogLevel, SkillCategory, SysConfig
     from trimcp.server import MCPServer
 
@@ -62,7 +66,6 @@ _DEFAULT_HOST = "127.0.0.1"
 _DEFAULT_PORT = 8000
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _ROOTS_KEY = ("skills", "roots")
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def main(argv: Sequence[str]) -> int:
@@ -91,15 +94,22 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     configure_logging(dataclasses.replace(config.logging, level=level))
     if args.allow_command and "execute" not in settings.enable:
         logger.warning("--allow-command has no effect: the execute category is not enabled")
-    if args.http and args.host not in _LOOPBACK:
+    try:
+        auth = _authorization(args)
+    except ConfigError as exc:
+        sys.stderr.write(f"trimcp skills: {exc}\n")
+        return _FAILURE
+    if args.http and auth is None and not is_loopback(args.host):
         logger.warning(
-            "listening on %s: anyone who can reach this address can use the tools (trimcp has"
-            " no authentication of its own; see the README before serving beyond this machine)",
+            "listening on %s without authorization: anyone who can reach this address can use"
+            " the tools (--allow-unauthenticated was given)",
             args.host,
         )
     server = build_server(settings)
     serving = f"{', '.join(settings.enable)}; roots: {', '.join(settings.roots)}"
-    run = functools.partial(_serve, server, serving, http=args.http, host=args.host, port=args.port)
+    run = functools.partial(
+        _serve, server, serving, http=args.http, host=args.host, port=args.port, auth=auth
+    )
     try:
         trio.run(run)
     except (StartFailed, BaseExceptionGroup) as exc:
@@ -211,7 +221,32 @@ def _os_error(exc: BaseException | None) -> OSError | None:
 # --- serving ----------------------------------------------------------------------------------
 
 
-async def _serve(server: MCPServer, serving: str, *, http: bool, host: str, port: int) -> None:
+def _authorization(args: argparse.Namespace) -> ResourceServer | None:
+    """The ``--auth`` options' resource server (HTTP only).
+
+    Raises:
+        ConfigError: an ``--auth`` option is wrong, given without ``--http``, or ``--host``
+            is not a loopback address and no authorization is set.
+    """
+    if not args.http:
+        if args.auth or args.auth_file:
+            raise ConfigError(
+                "--auth applies to --http only: over stdio the client launched this process "
+                "and no token is involved"
+            )
+        return None
+    return resource_server_from_args(args, args.host)
+
+
+async def _serve(  # noqa: PLR0913  # how and where to serve, each named
+    server: MCPServer,
+    serving: str,
+    *,
+    http: bool,
+    host: str,
+    port: int,
+    auth: ResourceServer | None = None,
+) -> None:
     """Serve until the client closes stdin (stdio), or until SIGINT or SIGTERM.
 
     The first line logged (stdio) or printed (HTTP) comes once the signals are handled, so a
@@ -221,7 +256,9 @@ async def _serve(server: MCPServer, serving: str, *, http: bool, host: str, port
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_stop_on_signal, received, nursery.cancel_scope)
             if http:
-                serve_http = functools.partial(server.serve_http, host=host, port=port)
+                serve_http = functools.partial(
+                    server.serve_http, host=host, port=port, options=HttpOptions(auth=auth)
+                )
                 listener = await nursery.start(serve_http)
                 logger.info("serving %s", serving)
                 # Printed whatever the log level: it is what the user needs to connect.
@@ -317,6 +354,7 @@ def _parser() -> argparse.ArgumentParser:
         help=f"the lowest log level written to stderr, one of {', '.join(_LOG_LEVELS)}"
         " (default: [logging] level)",
     )
+    add_auth_options(parser)
     return parser
 
 
