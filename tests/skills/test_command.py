@@ -437,6 +437,8 @@ def test_a_taken_port_is_one_line_and_status_1(tmp_path: Path) -> None:
         _, err = process.communicate(timeout=STOP_TIMEOUT)
     assert process.returncode == 1
     assert f"trimcp skills: cannot listen on 127.0.0.1:{port}: " in err
+    assert err.count("cannot listen on") == 1  # said once, not once per layer
+    assert "choose another with --port" in err
     assert "Traceback" not in err
 
 

@@ -47,6 +47,7 @@ from trimcp.config import (
 )
 from trimcp.errors import ConfigError, StartFailed
 from trimcp.http import HttpOptions
+from trimcp.server import listen_error
 
 from ._server import build_server, resolve_roots
 
@@ -116,10 +117,11 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # Binding the port is the one start-up step that fails on its own (address in use,
         # permission denied); it arrives wrapped by the listener's supervisors and nurseries.
         # Anything else is a bug and keeps its traceback.
-        cause = _start_error(exc) if args.http else None
+        cause = listen_error(exc) if args.http else None
         if cause is None:
             raise
-        sys.stderr.write(f"trimcp skills: cannot listen on {args.host}:{args.port}: {cause}\n")
+        # The listener words it: "cannot listen on HOST:PORT: reason".
+        sys.stderr.write(f"trimcp skills: {cause}; choose another with --port\n")
         return _FAILURE
     return 0
 
@@ -191,31 +193,6 @@ def configured_roots(config: SysConfig) -> tuple[str, ...]:
                 detail=(str(exc),),
             ) from exc
     return tuple(roots)
-
-
-def _start_error(exc: BaseException) -> OSError | None:
-    """Return the OSError that kept a child from starting, if that is what ``exc`` is.
-
-    Looks through exception groups for a ``StartFailed``, then down its ``__cause__`` chain
-    (and the groups in it) for the OSError: an error while serving is not a start failure.
-    """
-    if isinstance(exc, BaseExceptionGroup):
-        found = (_start_error(inner) for inner in exc.exceptions)
-        return next((error for error in found if error is not None), None)
-    if isinstance(exc, StartFailed):
-        return _os_error(exc.__cause__)
-    return None
-
-
-def _os_error(exc: BaseException | None) -> OSError | None:
-    while exc is not None:
-        if isinstance(exc, OSError):
-            return exc
-        if isinstance(exc, BaseExceptionGroup):
-            found = (_os_error(inner) for inner in exc.exceptions)
-            return next((error for error in found if error is not None), None)
-        exc = exc.__cause__
-    return None
 
 
 # --- serving ----------------------------------------------------------------------------------
