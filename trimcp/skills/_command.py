@@ -121,7 +121,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if cause is None:
             raise
         # The listener words it: "cannot listen on HOST:PORT: reason".
-        sys.stderr.write(f"trimcp skills: {cause}; choose another with --port\n")
+        sys.stderr.write(f"trimcp skills: {cause.strerror or cause}; choose another with --port\n")
         return _FAILURE
     return 0
 
