@@ -99,12 +99,13 @@ def run_server(
     try:
         trio.run(_serve_until_stopped, serve, stop, stop_timeout)
     except KeyboardInterrupt:
-        # trio raises it for a SIGINT that came before the receiver was open.
-        logger.info("SIGINT received while starting: stopped")
+        # trio raises it for a SIGINT no receiver was open for: before the runner's opened,
+        # or after it closed (a second Ctrl-C as the stop ends).
+        _interrupted_at(stop)
         return INTERRUPTED
     except (StartFailed, BaseExceptionGroup) as exc:
         if _interrupted(exc):
-            logger.info("SIGINT received while starting: stopped")
+            _interrupted_at(stop)
             return INTERRUPTED
         error = listen_error(exc)
         if error is None:
@@ -146,6 +147,13 @@ async def _serve_until_stopped(
                 else:
                     logger.warning("%s received again: cancelling everything now", name)
                     nursery.cancel_scope.cancel()
+
+
+def _interrupted_at(stop: StopSignal) -> None:
+    if stop.received is None:
+        logger.info("SIGINT received while starting: stopped")
+    else:
+        logger.info("SIGINT received again as the stop ended: stopped")
 
 
 def _interrupted(exc: BaseException) -> bool:
