@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 
 import trimcp
-from trimcp.cli._inspect import _capabilities
 from trimcp.cli._inspect_view import render_text, render_tree, schema_summary
-from trimcp.protocol import JsonObject, ServerCapabilities
+from trimcp.protocol import JsonObject, ServerCapabilities, server_capabilities_to_wire
 
 ROOT = Path(trimcp.__file__).resolve().parents[1]
 
@@ -256,7 +255,7 @@ def test_capabilities_in_their_wire_shape() -> None:
         tasks_tools_call=True,
         experimental={"x": {}},
     )
-    assert _capabilities(declared) == {
+    assert server_capabilities_to_wire(declared) == {
         "resources": {"subscribe": True},
         "tools": {},
         "completions": {},

@@ -36,11 +36,12 @@ from trimcp.cli._passthrough import add_passthrough_command, split_command
 from trimcp.cli._reach import server_for
 from trimcp.cli._target import parse_target
 from trimcp.errors import ConfigError, TrimcpError
+from trimcp.protocol import implementation_to_wire, server_capabilities_to_wire
 
 if TYPE_CHECKING:
     from trimcp.client import ClientSession
     from trimcp.config.mcp_servers import ServerConfig
-    from trimcp.protocol import Implementation, JsonObject, JsonValue, ServerCapabilities
+    from trimcp.protocol import JsonObject, JsonValue
 
 __all__ = ["add_command", "inspect_server"]
 
@@ -168,10 +169,10 @@ async def inspect_server(server: ServerConfig) -> JsonObject:
     async with connect_upstream(server, lambda _kind: None) as upstream:
         session = upstream.session
         report: JsonObject = {
-            "server": _implementation(session.server_info),
+            "server": implementation_to_wire(session.server_info),
             "protocolVersion": session.protocol_version,
             "instructions": session.instructions,
-            "capabilities": _capabilities(session.server_capabilities),
+            "capabilities": server_capabilities_to_wire(session.server_capabilities),
         }
         errors: JsonObject = {}
         for key, items in (await _listings(session, errors)).items():
@@ -204,48 +205,3 @@ async def _listings(session: ClientSession, errors: JsonObject) -> dict[str, lis
     return listings
 
 
-def _implementation(info: Implementation) -> JsonObject:
-    """``serverInfo`` in its wire spelling, unset members left out."""
-    wire: JsonObject = dict(info.extra)
-    wire["name"] = info.name
-    wire["version"] = info.version
-    for key, value in (
-        ("title", info.title),
-        ("description", info.description),
-        ("websiteUrl", info.website_url),
-    ):
-        if value is not None:
-            wire[key] = value
-    if info.icons:
-        wire["icons"] = list(info.icons)
-    return wire
-
-
-def _capabilities(caps: ServerCapabilities) -> JsonObject:
-    """The declared capabilities in their wire shape (MCP 2025-11-25, Lifecycle >
-    Capability Negotiation), rebuilt from the session's typed record, which is what the
-    client keeps of the ``initialize`` answer."""
-    wire: JsonObject = dict(caps.extra)
-    declared: dict[str, tuple[bool, dict[str, bool]]] = {
-        "prompts": (caps.prompts, {"listChanged": caps.prompts_list_changed}),
-        "resources": (
-            caps.resources,
-            {"subscribe": caps.resources_subscribe, "listChanged": caps.resources_list_changed},
-        ),
-        "tools": (caps.tools, {"listChanged": caps.tools_list_changed}),
-        "logging": (caps.logging, {}),
-        "completions": (caps.completions, {}),
-    }
-    for key, (on, flags) in declared.items():
-        if on:
-            wire[key] = {flag: True for flag, value in flags.items() if value}
-    if caps.tasks:
-        tasks: JsonObject = {
-            key: {} for key, on in (("list", caps.tasks_list), ("cancel", caps.tasks_cancel)) if on
-        }
-        if caps.tasks_tools_call:
-            tasks["requests"] = {"tools": {"call": {}}}
-        wire["tasks"] = tasks
-    if caps.experimental is not None:
-        wire["experimental"] = caps.experimental
-    return wire

@@ -70,6 +70,8 @@ from ._client_connection import ClientOptions as ClientOptions
 from ._codec import dump as encode_message
 from ._codec import load as decode_json
 from ._codec import parse_message as parse_message
+from ._codec_payloads import implementation_to_wire as implementation_to_wire
+from ._codec_payloads import server_capabilities_to_wire as server_capabilities_to_wire
 from ._completion import Completion as Completion
 from ._elicitation import ElicitAction as ElicitAction
 from ._elicitation import ElicitResult as ElicitResult
@@ -186,7 +188,9 @@ __all__ = [
     "encode_message",
     "error_object_for",
     "features",
+    "implementation_to_wire",
     "is_supported",
     "negotiate",
     "parse_message",
+    "server_capabilities_to_wire",
 ]
