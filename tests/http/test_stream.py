@@ -105,8 +105,25 @@ async def test_untagged_messages_are_routed_by_their_id() -> None:
     post = await stream.open_post([7])
     live = post.attach(sse=False)
     await stream.send_messages([CHANGED, RESPONSE_7])
-    # No GET stream: the notification goes on the POST stream being read.
-    assert await read_all(live) == [CHANGED, RESPONSE_7]
+    # The response finds its POST by its id. The notification has no GET stream to go on,
+    # and a JSON answer holds responses only: it is not put on this one.
+    assert await read_all(live) == [RESPONSE_7]
+
+
+async def test_with_no_get_stream_a_notification_goes_on_the_post_stream_read_as_sse() -> None:
+    stream = HttpSessionStream("session-v", None)
+    json_post = await stream.open_post([7])
+    json_live = json_post.attach(sse=False)
+    sse_post = await stream.open_post([8])
+    sse_live = sse_post.attach()
+    third = await stream.open_post([9])
+    third.attach(sse=False)  # the newest, but JSON
+    await stream.send_messages([CHANGED, RESPONSE_7])
+    assert await read_all(json_live) == [RESPONSE_7]
+    assert len(sse_live) == 1
+    event = await sse_live.get()
+    assert event is not None
+    assert [data for _, data in decoded([event])] == [CHANGED]
 
 
 async def test_a_full_post_queue_keeps_the_rest_in_order_until_the_reader_takes_it() -> None:
@@ -139,12 +156,12 @@ async def test_a_store_without_a_synchronous_path_is_awaited() -> None:
     post = await stream.open_post([7])
     first = await post.priming_event_id()
     assert first is not None
-    live = post.attach(sse=False)
+    live = post.attach()
     assert not stream.send_routed_now([(PROGRESS, 7, False), (RESPONSE_7, 7, True)])
     assert not stream.send_one_now(CHANGED, None, False)  # behind the others: kept out
     assert len(live) == 0  # nothing done synchronously
     await stream.send_routed([])
-    assert await read_all(live) == [PROGRESS, RESPONSE_7]
+    assert [data for _, data in decoded(await read_all(live))] == [PROGRESS, RESPONSE_7]
     _, replay, _ = await stream.resume(first)
     assert [data for _, data in replay] == [PROGRESS, RESPONSE_7]
 
@@ -153,10 +170,10 @@ async def test_a_cancelled_request_ends_its_post_stream_without_an_event() -> No
     store = MemoryEventStore()
     stream = HttpSessionStream("session-x", store)
     post = await stream.open_post([7])
-    live = post.attach(sse=False)
+    live = post.attach()
     assert stream.send_one_now(PROGRESS, 7, False)
     assert stream.send_one_now(b"", 7, True)
-    assert await read_all(live) == [PROGRESS]
+    assert [data for _, data in decoded(await read_all(live))] == [PROGRESS]
     assert post.ended
     assert not stream.busy
     assert store.statistics().events == 1

@@ -109,6 +109,12 @@ class ResponseStream:
         """True while an HTTP response is reading this stream."""
         return self._live is not None
 
+    @property
+    def carries_events(self) -> bool:
+        """True while an SSE response reads this stream: it can carry messages besides the
+        answers (a JSON answer holds only the responses)."""
+        return self._live is not None and self._sse
+
     def attach(self, *, sse: bool = True) -> LiveQueue:
         """Start delivering to a new reader; a previous reader is cut off.
 

@@ -7,12 +7,15 @@ whatever the HTTP handlers feed it, one POST body at a time, *pushed* to the ses
 (``send_routed``), and each goes on exactly one stream (MCP 2025-11-25, Transports >
 Streamable HTTP > Multiple Connections):
 
-* a response, and the progress a handler reports while serving a request, go on the
-  ``ResponseStream`` of the POST that carried that request; the stream ends when every
-  request of that POST is answered (or cancelled by the client);
-* everything else (log messages, list changes, resource updates, server-to-client requests)
-  goes on the standalone stream a GET opened while a client reads it, else on the newest
-  POST stream being read, else on the standalone stream for resumption.
+* a response, and what a handler sends while serving a request (its progress, its log
+  messages), go on the ``ResponseStream`` of the POST that carried that request; the stream
+  ends when every request of that POST is answered (or cancelled by the client). A POST
+  answered with JSON (``HttpOptions.json_response``) holds the responses only, so the rest
+  of what belongs to its requests is sent as unrelated messages are;
+* everything else (list changes, resource updates, log messages outside any request,
+  server-to-client requests) goes on the standalone stream a GET opened while a client
+  reads it, else on the newest POST stream read as SSE, else on the standalone stream for
+  resumption.
 
 Resumability: with an ``EventStore`` every event is stored before it is sent, under an id
 that names its stream, so a client that lost the connection GETs with ``Last-Event-ID`` and
@@ -329,6 +332,10 @@ class HttpSessionStream:
         sends while serving it (a message goes on exactly one stream either way).
         """
         target = None if related is None else self._by_request.get(related)
+        if target is not None and not final and target.attached and not target.carries_events:
+            # A JSON answer holds only responses: a request's log lines and progress go
+            # where an unrelated message would, rather than nowhere.
+            target = None
         if target is None:
             if final and related is not None:
                 return None  # the POST never reached us (or was answered): nobody waits
@@ -348,7 +355,7 @@ class HttpSessionStream:
         if standalone is not None and standalone.attached:
             return standalone
         for stream in reversed(self._by_request.values()):
-            if stream.attached:
+            if stream.carries_events:
                 return stream
         return standalone
 
