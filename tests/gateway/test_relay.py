@@ -162,6 +162,9 @@ async def test_refused_outside_any_call() -> None:
         assert caught.value.code == -32600
         assert "'asker'" in str(caught.value)
         assert "no call to it is in flight" in str(caught.value)
+        # Roots asked outside any call name no folders (the gateway's own requests, such
+        # as reading a backend's catalog, have no client behind them).
+        assert await asker.kept[0].list_roots() == []
 
 
 async def test_refused_when_the_calling_client_lacks_the_capability() -> None:

@@ -87,6 +87,10 @@ class InFlight:
         """How many downstream requests ``backend`` is serving now."""
         return len(self._calls.get(backend, ()))
 
+    def serving(self, backend: str) -> bool:
+        """Whether some downstream call to ``backend`` is in flight."""
+        return bool(self._calls.get(backend))
+
     def client_for(self, backend: str, method: str) -> SessionHandle:
         """The downstream session to ask ``method`` for ``backend``, or the refusal."""
         sessions = {context.session for context in self._calls.get(backend, ())}
@@ -184,6 +188,10 @@ def client_handlers(backend: str, inflight: InFlight) -> ClientHandlers:
 
     async def roots() -> Sequence[Root]:
         method = "roots/list"
+        if not inflight.serving(backend):
+            # Asked while serving the gateway itself (reading its catalog, say): no client
+            # is behind the request, so no folder is named.
+            return []
         session = inflight.client_for(backend, method)
         if not session.client_capabilities.roots:
             # The gateway declared roots to its backends for all its clients; one that
