@@ -203,5 +203,3 @@ async def _listings(session: ClientSession, errors: JsonObject) -> dict[str, lis
             items = []
         listings[key] = items
     return listings
-
-
