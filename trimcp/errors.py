@@ -41,6 +41,7 @@ The tree (``tests/test_exports.py`` checks that it names every class here, under
     │   │   │   ├── SubprotocolRefused
     │   │   │   ├── HttpStatusError
     │   │   │   │   ├── HttpAuthRequired
+    │   │   │   │   │   └── SignInRequired
     │   │   │   │   └── EndpointNotFound
     │   │   │   └── NotAnMcpEndpoint
     │   │   ├── SessionExpired
@@ -163,6 +164,7 @@ __all__ = [
     "ServerProcessError",
     "SessionExpired",
     "SessionLimitReached",
+    "SignInRequired",
     "StartFailed",
     "SubprotocolRefused",
     "SupervisorError",
@@ -1033,6 +1035,14 @@ class HttpStatusError(ConnectFailed):
 
 class HttpAuthRequired(HttpStatusError):
     """HTTP 401 or 403: the server wants credentials that this client did not send."""
+
+
+class SignInRequired(HttpAuthRequired):
+    """The server wants a user's sign-in, and nobody is there to do it (no browser step).
+
+    Retrying cannot help until the user signs in (``trimcp login NAME``): a host reports
+    the server failed at once, and tries again on reconnect or reload.
+    """
 
 
 class EndpointNotFound(HttpStatusError):

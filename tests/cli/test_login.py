@@ -114,6 +114,8 @@ async def test_login_keeps_tokens_later_commands_use_them_and_logout_forgets(
             refused = await _trimcp(tmp_path, "tools", "remote", "--wait", "10")
             assert refused.returncode == 1
             assert b"trimcp login remote" in refused.stderr
+            # Not retried: only a sign-in cures it (SignInRequired is permanent).
+            assert b"not retried" in refused.stderr, refused.stderr
             assert b"Traceback" not in refused.stderr
 
 

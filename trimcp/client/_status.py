@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, final
 
-from trimcp.errors import CommandNotExecutable, CommandNotFound, ConfigError, ServerExited
+from trimcp.errors import (
+    CommandNotExecutable,
+    CommandNotFound,
+    ConfigError,
+    ServerExited,
+    SignInRequired,
+)
 
 __all__ = [
     "ConnectionState",
@@ -199,9 +205,15 @@ def describe(error: BaseException) -> str:
 
 #: Failures that come back the same on every attempt until someone changes something: a
 #: program that is not installed or not executable, a ``${VAR}`` that is not set (trimcp's
-#: environment does not change while it runs). Everything else (a crash, a refused or dropped
-#: connection, a slow handshake, an HTTP error) may pass, and is retried.
-_PERMANENT: tuple[type[Exception], ...] = (CommandNotFound, CommandNotExecutable, ConfigError)
+#: environment does not change while it runs), a server that needs a user's sign-in when no
+#: browser step is there (``trimcp login NAME`` cures it). Everything else (a crash, a
+#: refused or dropped connection, a slow handshake, an HTTP error) may pass, and is retried.
+_PERMANENT: tuple[type[Exception], ...] = (
+    CommandNotFound,
+    CommandNotExecutable,
+    ConfigError,
+    SignInRequired,
+)
 
 
 def permanent(error: BaseException) -> bool:

@@ -8,11 +8,16 @@ MCP server concerned, the error the HTTP transport already reports for 401 and 4
 
 from __future__ import annotations
 
-__all__ = ["FlowError", "TokenEndpointError"]
+__all__ = ["FlowError", "NoBrowser", "TokenEndpointError"]
 
 
 class FlowError(Exception):
     """A step of the flow failed; the message is meant to be shown as is."""
+
+
+class NoBrowser(FlowError):
+    """A sign-in in a browser is needed and this flow has no browser step (a host, a daemon):
+    the user must sign in elsewhere first (``trimcp login NAME``)."""
 
 
 class TokenEndpointError(FlowError):

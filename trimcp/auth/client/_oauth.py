@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Final, final
 
 import trio
 
-from trimcp.errors import HttpAuthRequired
+from trimcp.errors import HttpAuthRequired, SignInRequired
 
 from ._challenge import bearer_challenge
 from ._code_flow import run_code_flow
 from ._discovery import discover, discover_server, probe_challenge
 from ._endpoints import request_token
-from ._errors import FlowError, TokenEndpointError
+from ._errors import FlowError, NoBrowser, TokenEndpointError
 from ._fetch import DEFAULT_TIMEOUT, new_http_client
 from ._keeper import TokenKeeper
 from ._registration import ClientRegistration, choose
@@ -252,7 +252,7 @@ class OAuth:
     ) -> TokenSet:
         if self._browser is None:
             hint = f"; {self._hint}" if self._hint else ""
-            raise FlowError(f"the server needs a sign-in in a browser{hint}")
+            raise NoBrowser(f"the server needs a sign-in in a browser{hint}")
         async with new_http_client(self._timeout) as client:
             discovery = await discover(client, self.server_url, challenge, issuer=self._issuer)
             metadata = discovery.server
@@ -330,7 +330,9 @@ class OAuth:
         return known
 
     def _failure(self, status: int, exc: FlowError) -> HttpAuthRequired:
-        return HttpAuthRequired(
+        # Nobody can sign in here: the error no retry cures until someone signs in elsewhere.
+        kind = SignInRequired if isinstance(exc, NoBrowser) else HttpAuthRequired
+        return kind(
             self.server_url,
             status,
             f"the server wants authorization (HTTP {status}) and signing in failed: {exc}",
