@@ -125,6 +125,9 @@ async def test_login_refuses_a_server_without_oauth(tmp_path: Path) -> None:
     done = await _trimcp(tmp_path, "login", "plain")
     assert done.returncode == 1
     assert b'has no sign-in to do: its entry has no "auth": "oauth"' in done.stderr
+    nothing = await _trimcp(tmp_path, "logout", "plain")
+    assert nothing.returncode == 1
+    assert b"has no sign-in to forget" in nothing.stderr
     unknown = await _trimcp(tmp_path, "logout", "plian")
     assert unknown.returncode == 1
     assert b'did you mean "plain"' in unknown.stderr

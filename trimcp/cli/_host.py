@@ -231,8 +231,9 @@ def _call_options(parser: argparse.ArgumentParser) -> None:
         "--allow",
         action="append",
         default=[],
-        metavar="TOOL",
-        help="run this tool even if its server marks it destructive; a glob, repeatable",
+        metavar="GLOB",
+        help="run the tools whose name (or mcp__SERVER__TOOL name) matches GLOB even if their"
+        " server marks them destructive; repeatable",
     )
 
 
@@ -264,7 +265,8 @@ _COMMANDS: dict[str, _Command] = {
     ),
     "call": _Command(
         "call a tool: trimcp call TARGET TOOL a=1 b=2",
-        "trimcp call TARGET TOOL [KEY=VALUE ... | JSON] [--arg-file FILE] [--yes | --allow TOOL]\n"
+        "trimcp call TARGET TOOL [KEY=VALUE ... | JSON] [--arg-file FILE] [--yes]"
+        " [--allow GLOB]...\n"
         "       trimcp call TOOL [KEY=VALUE ...] -- COMMAND [ARGS ...]",
         ("target", "tool", "arguments*"),
         _call_options,

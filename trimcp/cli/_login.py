@@ -97,6 +97,11 @@ def _logout(args: argparse.Namespace) -> int:
 
     try:
         config = _server(args)
+        if config.auth is None:
+            raise ConfigError(
+                f"MCP server {config.name!r} has no sign-in to forget: its entry has no "
+                '"auth" (only entries with "auth": "oauth" keep tokens)'
+            )
         trio.run(logout, config)
     except KeyboardInterrupt:
         return _INTERRUPTED
