@@ -24,6 +24,7 @@ it, unless ``--allow-unauthenticated`` says that is meant.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from trimcp.auth import ResourceServer
 
 __all__ = ["add_auth_options", "resource_server_from_args"]
+
+logger = logging.getLogger("trimcp.auth")
 
 _FROM_ARGS = "--auth"
 # Imported by every command's parser: nothing heavier than argparse and the errors here.
@@ -68,17 +71,32 @@ def add_auth_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def resource_server_from_args(args: argparse.Namespace, host: str) -> ResourceServer | None:
-    """The resource server ``args`` describe, or None without ``--auth``/``--auth-file``.
+def resource_server_from_args(
+    args: argparse.Namespace, host: str, *, http: bool = True
+) -> ResourceServer | None:
+    """The resource server ``args`` describe, or None without ``--auth``/``--auth-file``
+    (or when not serving ``http``: over stdio the client launched the process).
+
+    A listener on a non-loopback ``host`` allowed without authorization
+    (``--allow-unauthenticated``) is logged as a warning.
 
     Raises:
-        ConfigError: a key or value is wrong, the file is unreadable, or ``host`` is not a
-            loopback address and no authorization is set (without
-            ``--allow-unauthenticated``); the message says which and how to fix it.
+        ConfigError: a key or value is wrong, the file is unreadable, ``--auth`` is given
+            without ``http``, or ``host`` is not a loopback address and no authorization is
+            set (without ``--allow-unauthenticated``); the message says which and how to
+            fix it.
     """
     # Imported when used: the parsers of every command add these options.
     from trimcp.auth import is_loopback, resource_server_from_config
     from trimcp.config import validate_config
+
+    if not http:
+        if args.auth or args.auth_file:
+            raise ConfigError(
+                "--auth applies to --http only: over stdio the client launched this process "
+                "and no token is involved"
+            )
+        return None
 
     table = _file_table(args.auth_file) if args.auth_file else {}
     for item in args.auth:
@@ -91,6 +109,12 @@ def resource_server_from_args(args: argparse.Namespace, host: str) -> ResourceSe
                 "that address could call every tool. Set --auth (e.g. --auth verifier=jwt "
                 "--auth jwks_url=...), or --host 127.0.0.1, or pass --allow-unauthenticated "
                 "if that is really meant"
+            )
+        if not is_loopback(host):
+            logger.warning(
+                "listening on %s without authorization: anyone who can reach this address can"
+                " call the tools (--allow-unauthenticated was given)",
+                host,
             )
         return None
     source = args.auth_file or _FROM_ARGS

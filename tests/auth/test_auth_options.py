@@ -72,3 +72,19 @@ def test_mistakes_are_explained(tmp_path: Path) -> None:
     (tmp_path / "empty.toml").write_text("[http]\nport = 1\n")
     with pytest.raises(ConfigError, match=r"has no \[auth\] table"):
         resource_server_from_args(_args("--auth-file", str(tmp_path / "empty.toml")), "::1")
+
+
+def test_over_stdio_auth_is_refused_and_none_is_nothing() -> None:
+    assert resource_server_from_args(_args(), "0.0.0.0", http=False) is None
+    with pytest.raises(ConfigError, match="--auth applies to --http only"):
+        resource_server_from_args(_args(*_auth(*JWT)), "127.0.0.1", http=False)
+
+
+def test_an_allowed_unauthenticated_listener_is_warned_about(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert resource_server_from_args(_args("--allow-unauthenticated"), "0.0.0.0") is None
+    assert "listening on 0.0.0.0 without authorization" in caplog.text
+    caplog.clear()
+    assert resource_server_from_args(_args("--allow-unauthenticated"), "127.0.0.1") is None
+    assert caplog.text == ""

@@ -138,42 +138,13 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         exit_with_stdin=args.exit_with_stdin,
     )
     try:
-        auth = _authorization(args, mode)
+        auth = resource_server_from_args(args, mode.host, http=mode.http)
     except ConfigError as exc:
         sys.stderr.write(f"{exc}\n")
         return _FAILURE
-    if mode.http and auth is None and not _is_loopback(mode.host):
-        logger.warning(
-            "listening on %s without authorization: anyone who can reach this address can"
-            " call the tools (--allow-unauthenticated was given)",
-            mode.host,
-        )
     if args.reload:
         return _run_reloading(target, mode.host, mode.port, debug=debug, extra=_auth_words(args))
     return _serve(target, mode._replace(auth=auth), debug=debug)
-
-
-def _is_loopback(host: str) -> bool:
-    from trimcp.auth import is_loopback
-
-    return is_loopback(host)
-
-
-def _authorization(args: argparse.Namespace, mode: _Serving) -> ResourceServer | None:
-    """The ``--auth`` options' resource server (HTTP only; ``trimcp.auth.add_auth_options``).
-
-    Raises:
-        ConfigError: an ``--auth`` option is wrong or given for stdio, or ``--host`` is not
-            a loopback address and no authorization is set.
-    """
-    if not mode.http:
-        if args.auth or args.auth_file:
-            raise ConfigError(
-                "--auth applies to --http only: over stdio the client launched this process "
-                "and no token is involved"
-            )
-        return None
-    return resource_server_from_args(args, mode.host)
 
 
 def _auth_words(args: argparse.Namespace) -> list[str]:

@@ -37,7 +37,6 @@ import trio
 
 from trimcp._auth_options import add_auth_options, resource_server_from_args
 from trimcp._logging import configure_logging
-from trimcp.auth import is_loopback
 from trimcp.config import (
     SKILL_CATEGORIES,
     SkillsSettings,
@@ -96,16 +95,10 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.allow_command and "execute" not in settings.enable:
         logger.warning("--allow-command has no effect: the execute category is not enabled")
     try:
-        auth = _authorization(args)
+        auth = resource_server_from_args(args, args.host, http=args.http)
     except ConfigError as exc:
         sys.stderr.write(f"trimcp skills: {exc}\n")
         return _FAILURE
-    if args.http and auth is None and not is_loopback(args.host):
-        logger.warning(
-            "listening on %s without authorization: anyone who can reach this address can use"
-            " the tools (--allow-unauthenticated was given)",
-            args.host,
-        )
     server = build_server(settings)
     serving = f"{', '.join(settings.enable)}; roots: {', '.join(settings.roots)}"
     run = functools.partial(
@@ -196,23 +189,6 @@ def configured_roots(config: SysConfig) -> tuple[str, ...]:
 
 
 # --- serving ----------------------------------------------------------------------------------
-
-
-def _authorization(args: argparse.Namespace) -> ResourceServer | None:
-    """The ``--auth`` options' resource server (HTTP only).
-
-    Raises:
-        ConfigError: an ``--auth`` option is wrong, given without ``--http``, or ``--host``
-            is not a loopback address and no authorization is set.
-    """
-    if not args.http:
-        if args.auth or args.auth_file:
-            raise ConfigError(
-                "--auth applies to --http only: over stdio the client launched this process "
-                "and no token is involved"
-            )
-        return None
-    return resource_server_from_args(args, args.host)
 
 
 async def _serve(  # noqa: PLR0913  # how and where to serve, each named
