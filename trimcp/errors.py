@@ -65,9 +65,13 @@ The tree (``tests/test_exports.py`` checks that it names every class here, under
     │   │   ├── InvalidRequest               -32600
     │   │   ├── MethodNotFound               -32601
     │   │   ├── InvalidParams                -32602
+    │   │   │   └── RequestStateRejected     a 2026-07-28 requestState refused
     │   │   ├── InternalError                -32603
     │   │   ├── ResourceNotFound             -32002
-    │   │   └── UrlElicitationRequired       -32042
+    │   │   ├── UrlElicitationRequired       -32042
+    │   │   ├── HeaderMismatch               -32020 (2026-07-28)
+    │   │   ├── MissingClientCapability      -32021 (2026-07-28)
+    │   │   └── UnsupportedProtocolVersion   -32022 (2026-07-28)
     │   ├── RequestTimeout                   an MCP request got no answer in time
     │   ├── SessionLimitReached              trimcp.sessions, trimcp.http
     │   ├── HttpRefusal                      an HTTP error answer of the MCP endpoint
@@ -125,6 +129,7 @@ __all__ = [
     "EndpointNotFound",
     "EventsLost",
     "HandshakeRejected",
+    "HeaderMismatch",
     "HttpAuthRequired",
     "HttpRefusal",
     "HttpStatusError",
@@ -145,6 +150,7 @@ __all__ = [
     "MessageRefused",
     "MessageTooLarge",
     "MethodNotFound",
+    "MissingClientCapability",
     "NotAnMcpEndpoint",
     "NotConnected",
     "NotRegistered",
@@ -154,6 +160,7 @@ __all__ = [
     "ProtocolError",
     "RemoteProtocolError",
     "ReplayError",
+    "RequestStateRejected",
     "RequestTimeout",
     "ResourceNotFound",
     "RestartIntensityExceeded",
@@ -180,6 +187,7 @@ __all__ = [
     "UnknownServer",
     "UnknownTool",
     "UnsupportedDialect",
+    "UnsupportedProtocolVersion",
     "UrlElicitationRequired",
     "VerifierUnavailable",
 ]
@@ -618,6 +626,65 @@ class UrlElicitationRequired(JsonRpcError):
         self.elicitations = tuple(elicitations)
 
 
+class RequestStateRejected(InvalidParams):
+    """A 2026-07-28 retry's ``requestState`` was refused (-32602).
+
+    Tampered, truncated, sealed by a key this server does not hold, expired, issued for
+    another request or principal, or already used (MCP 2026-07-28, Basic > Patterns >
+    Multi Round-Trip Requests: servers MUST treat it as attacker-controlled). ``reason`` is
+    one of ``"invalid"``, ``"expired"``, ``"mismatch"``, ``"replayed"``;
+    the message says what to do (usually: send the request again without ``requestState``).
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message, {"reason": reason})
+        self.reason = reason
+
+
+class HeaderMismatch(JsonRpcError):
+    """An HTTP header disagrees with the body, is missing, or is malformed (-32020).
+
+    MCP 2026-07-28, Transports > Streamable HTTP: ``MCP-Protocol-Version``, ``Mcp-Method``,
+    ``Mcp-Name`` and ``Mcp-Param-*`` must mirror the body; HTTP status 400.
+    """
+
+    CODE = -32020
+
+    def __init__(self, message: str, header: str | None = None) -> None:
+        super().__init__(self.CODE, message, None if header is None else {"header": header})
+        self.header = header
+
+
+class MissingClientCapability(JsonRpcError):
+    """The request needs a client capability its ``_meta`` did not declare (-32021).
+
+    ``required`` is a ``ClientCapabilities``-shaped object naming what is missing, e.g.
+    ``{"sampling": {}}``; it travels as ``data.requiredCapabilities`` (MCP 2026-07-28,
+    ``MissingRequiredClientCapabilityError``; HTTP status 400).
+    """
+
+    CODE = -32021
+
+    def __init__(self, required: dict[str, object], message: str) -> None:
+        super().__init__(self.CODE, message, {"requiredCapabilities": required})
+        self.required = required
+
+
+class UnsupportedProtocolVersion(JsonRpcError):
+    """The request's protocol version is not one this server speaks (-32022).
+
+    ``data`` is ``{"supported": [...], "requested": version}`` (MCP 2026-07-28,
+    ``UnsupportedProtocolVersionError``; HTTP status 400).
+    """
+
+    CODE = -32022
+
+    def __init__(self, requested: object, supported: Sequence[str], message: str) -> None:
+        super().__init__(self.CODE, message, {"supported": list(supported), "requested": requested})
+        self.requested = requested
+        self.supported = tuple(supported)
+
+
 class RequestTimeout(TrimcpError):
     """A request to the peer got no answer in time; ``notifications/cancelled`` was sent.
 
@@ -652,7 +719,8 @@ class HttpRefusal(TrimcpError):
 
     Raised by the endpoint's request checks and turned into the response by the endpoint;
     it never reaches the application. ``code`` is the JSON-RPC error code of the body
-    (-32600 Invalid Request unless the raiser says otherwise). ``request_id`` is the id of
+    (-32600 Invalid Request unless the raiser says otherwise), ``data`` its ``data`` member
+    (JSON-serialisable; None: none). ``request_id`` is the id of
     the request the body carried, once the body was read and was one request
     (``answers``); the error then answers it. Otherwise the error's ``id`` is null, as
     JSON-RPC 2.0 (section 5) has it when the id could not be found.
@@ -665,12 +733,14 @@ class HttpRefusal(TrimcpError):
         *,
         code: int = -32600,
         headers: tuple[tuple[bytes, bytes], ...] = (),
+        data: object = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
         self.headers = headers
+        self.data = data
         self.request_id: str | int | None = None
 
     def answers(self, request_id: str | int | None) -> HttpRefusal:
@@ -681,7 +751,9 @@ class HttpRefusal(TrimcpError):
 
     def body(self) -> bytes:
         """Return the JSON-RPC error response that is the answer's body."""
-        error = {"code": self.code, "message": self.message}
+        error: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
         return orjson.dumps({"jsonrpc": "2.0", "id": self.request_id, "error": error})
 
 

@@ -109,6 +109,18 @@ from ._messages import Response as Response
 from ._messages import Result as Result
 from ._pagination import Page as Page
 from ._prompts import PromptMessage as PromptMessage
+from ._request_meta import META_CLIENT_CAPABILITIES as META_CLIENT_CAPABILITIES
+from ._request_meta import META_CLIENT_INFO as META_CLIENT_INFO
+from ._request_meta import META_LOG_LEVEL as META_LOG_LEVEL
+from ._request_meta import META_PROTOCOL_VERSION as META_PROTOCOL_VERSION
+from ._request_meta import META_SERVER_INFO as META_SERVER_INFO
+from ._request_meta import META_SUBSCRIPTION_ID as META_SUBSCRIPTION_ID
+from ._request_meta import TRACE_KEYS as TRACE_KEYS
+from ._request_meta import Era as Era
+from ._request_meta import RequestMeta as RequestMeta
+from ._request_meta import choose_era as choose_era
+from ._request_meta import offered_versions as offered_versions
+from ._request_meta import read_request_meta as read_request_meta
 from ._resources import ResourceContents as ResourceContents
 from ._roots import Root as Root
 from ._server_connection import LEGACY_ALIASES as LEGACY_ALIASES
@@ -122,9 +134,13 @@ from ._types import InitializeParams as InitializeParams
 from ._types import InitializeResult as InitializeResult
 from ._types import ProgressParams as ProgressParams
 from ._versions import LATEST_VERSION as LATEST_VERSION
+from ._versions import MODERN_VERSION as MODERN_VERSION
+from ._versions import MODERN_VERSIONS as MODERN_VERSIONS
 from ._versions import SUPPORTED_VERSIONS as SUPPORTED_VERSIONS
 from ._versions import VersionFeatures as VersionFeatures
 from ._versions import features as features
+from ._versions import is_handshake_version as is_handshake_version
+from ._versions import is_modern as is_modern
 from ._versions import is_supported as is_supported
 from ._versions import negotiate as negotiate
 
@@ -133,7 +149,16 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "LATEST_VERSION",
     "LEGACY_ALIASES",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "MODERN_VERSION",
+    "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
+    "TRACE_KEYS",
     "Absent",
     "CancelReceived",
     "CancelledParams",
@@ -144,6 +169,7 @@ __all__ = [
     "ConnectionStatistics",
     "ElicitAction",
     "ElicitResult",
+    "Era",
     "ErrorCode",
     "ErrorObject",
     "ErrorResponse",
@@ -172,6 +198,7 @@ __all__ = [
     "ReplyToSend",
     "Request",
     "RequestId",
+    "RequestMeta",
     "RequestReceived",
     "ResourceContents",
     "Response",
@@ -184,13 +211,18 @@ __all__ = [
     "ToolAnnotations",
     "UnexpectedResponse",
     "VersionFeatures",
+    "choose_era",
     "decode_json",
     "encode_message",
     "error_object_for",
     "features",
     "implementation_to_wire",
+    "is_handshake_version",
+    "is_modern",
     "is_supported",
     "negotiate",
+    "offered_versions",
     "parse_message",
+    "read_request_meta",
     "server_capabilities_to_wire",
 ]

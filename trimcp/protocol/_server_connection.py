@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from ._events import Event
     from ._json import JsonObject, RequestId
+    from ._request_meta import RequestMeta
     from ._types import Implementation, InitializeParams
     from ._versions import VersionFeatures
 
@@ -127,6 +128,31 @@ class ServerConnection:
         self._features: VersionFeatures | None = None
         self._client_info: Implementation | None = None
         self._client_capabilities = ClientCapabilities()
+
+    @classmethod
+    def for_request(
+        cls,
+        server_info: Implementation,
+        capabilities: ServerCapabilities,
+        options: ServerConnectionOptions,
+        meta: RequestMeta,
+    ) -> ServerConnection:
+        """Return a connection for one request of the per-request era (2026-07-28).
+
+        Such a request carries its version and the client's capabilities in ``_meta``
+        instead of an ``initialize`` (MCP 2026-07-28, Basic > ``_meta``), so the connection
+        starts operating, as if that handshake had happened, and serves just this request:
+        ids, progress and cancellation are tracked as in any session. Feed the request with
+        ``accept``, not ``receive``.
+        """
+        connection = cls(server_info, capabilities, options)
+        feats = features(meta.protocol_version)
+        connection._phase = Phase.OPERATING
+        connection._features = feats
+        connection._capabilities = connection._capabilities.for_version(feats)
+        connection._client_capabilities = meta.client_capabilities
+        connection._client_info = meta.client_info
+        return connection
 
     # --- introspection ------------------------------------------------------------------
 
@@ -223,6 +249,18 @@ class ServerConnection:
         if method != request.method:
             request = dataclasses.replace(request, method=method)
         return [RequestReceived(request=request, progress_token=token)]
+
+    def accept(self, request: Request) -> RequestReceived:
+        """Take a request already parsed and checked by the caller (``for_request``).
+
+        Raises:
+            MethodNotFound: it needs a server capability that was not declared (-32601).
+            LocalProtocolError: the id is already in flight, or the connection is closed.
+        """
+        self._require_open()
+        self._check_declared(request.method)
+        token = self._exchange.start_inbound(request, request.method)
+        return RequestReceived(request=request, progress_token=token)
 
     def _phase_refusal(self, method: str) -> str:
         if method == "initialize":

@@ -15,6 +15,13 @@ if TYPE_CHECKING:
 
 LATEST_VERSION: Final = "2025-11-25"
 
+#: The per-request era: no ``initialize``, every request carries its version and the
+#: client's capabilities in ``_meta`` (MCP 2026-07-28, Basic > Versioning,
+#: https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning). Never
+#: negotiated by ``initialize``, so not in ``SUPPORTED_VERSIONS``.
+MODERN_VERSION: Final = "2026-07-28"
+MODERN_VERSIONS: Final[tuple[str, ...]] = (MODERN_VERSION,)
+
 #: Newest first. Dates sort as strings, which keeps "newest" a plain comparison.
 SUPPORTED_VERSIONS: Final[tuple[str, ...]] = (
     "2025-11-25",
@@ -86,7 +93,9 @@ def _build(version: str) -> VersionFeatures:
     )
 
 
-_FEATURES: Final = {version: _build(version) for version in SUPPORTED_VERSIONS}
+_FEATURES: Final = {
+    version: _build(version) for version in (*MODERN_VERSIONS, *SUPPORTED_VERSIONS)
+}
 
 
 def features(version: str) -> VersionFeatures:
@@ -99,8 +108,33 @@ def features(version: str) -> VersionFeatures:
 
 
 def is_supported(version: str) -> bool:
-    """Tell whether we can speak ``version``."""
-    return version in _FEATURES
+    """Tell whether ``initialize`` can negotiate ``version`` (the handshake era)."""
+    return version in SUPPORTED_VERSIONS
+
+
+def is_modern(version: object) -> bool:
+    """Tell whether ``version`` is a per-request (2026-07-28 and later) version we speak."""
+    return version in MODERN_VERSIONS
+
+
+def is_handshake_version(version: object) -> bool:
+    """Tell whether ``version`` names a revision of the ``initialize`` era (ours or older).
+
+    Any dated revision before 2026-07-28 is one, even one we do not speak (2024-10-07):
+    such a client expects the handshake, and ``initialize`` negotiates it down.
+    """
+    return isinstance(version, str) and (
+        version in SUPPORTED_VERSIONS or (_is_date(version) and version < MODERN_VERSION)
+    )
+
+
+def _is_date(text: str) -> bool:
+    return (
+        len(text) == 10
+        and text[4] == "-"
+        and text[7] == "-"
+        and (text[:4] + text[5:7] + text[8:]).isdigit()
+    )
 
 
 def negotiate(requested: str, supported: Sequence[str] = SUPPORTED_VERSIONS) -> str:

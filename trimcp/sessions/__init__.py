@@ -23,6 +23,8 @@ from ._manager import SessionLimits as SessionLimits
 from ._manager import SessionManager as SessionManager
 from ._manager import SessionRecord as SessionRecord
 from ._manager import SessionTable as SessionTable
+from ._modern import ModernRequest as ModernRequest
+from ._modern import RequestSink as RequestSink
 from ._options import SessionOptions as SessionOptions
 from ._port import ProgressCallback as ProgressCallback
 from ._session import Notify as Notify
@@ -40,11 +42,13 @@ __all__ = [
     "ConnectionBound",
     "ManagedStream",
     "ManagerStatistics",
+    "ModernRequest",
     "Notify",
     "ProgressCallback",
     "ProgressReporter",
     "RequestContext",
     "RequestHandler",
+    "RequestSink",
     "Session",
     "SessionHandle",
     "SessionIdentity",

@@ -71,6 +71,12 @@ class SessionIdentity:
 _IDENTITIES: weakref.WeakValueDictionary[ActorRef, SessionIdentity] = weakref.WeakValueDictionary()
 
 
+def identity_of(session: ActorRef) -> Identity | None:
+    """Return the identity bound to the session actor ``session`` (``bind_identity``)."""
+    holder = _IDENTITIES.get(session)
+    return None if holder is None else holder.identity
+
+
 def bind_identity(session: ActorRef, holder: SessionIdentity) -> None:
     """Make ``holder`` the identity of the session actor ``session`` (see the module docstring).
 
@@ -136,8 +142,7 @@ class SessionHandle:
         Over HTTP with ``[auth]`` every request was checked before the session saw it; this
         is the identity of the latest one. stdio and unauthenticated listeners have none.
         """
-        holder = _IDENTITIES.get(self._session.ref)
-        return None if holder is None else holder.identity
+        return self._session.identity
 
     def set_log_level(self, level: str) -> None:
         """Record the client's minimum level for ``notifications/message``.
@@ -174,7 +179,7 @@ class SessionHandle:
         memory stays bounded, whatever one client does.
         """
         session = self._session
-        if session.ref.queued >= MAX_QUEUED_NOTICES:
+        if session.backlog >= MAX_QUEUED_NOTICES:
             dropped = _DROPPED[session] = _DROPPED.get(session, 0) + 1
             if dropped == 1:
                 logger.warning(

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from trimcp.actors import ActorRef
+    from trimcp.auth import Identity
     from trimcp.protocol import (
         JsonObject,
         JsonValue,
         ProgressParams,
         RequestId,
+        RequestMeta,
         ServerConnection,
     )
 
@@ -40,6 +41,8 @@ class SessionPort(Protocol):
     connection: ServerConnection
     #: The level set by ``logging/setLevel``; None until the client sets one.
     log_level: str | None
+    #: A per-request (2026-07-28) request's ``_meta``; None for a session.
+    meta: RequestMeta | None
 
     @property
     def name(self) -> str:
@@ -47,8 +50,13 @@ class SessionPort(Protocol):
         ...
 
     @property
-    def ref(self) -> ActorRef:
-        """The session actor's handle (its mailbox depth, a stop request)."""
+    def identity(self) -> Identity | None:
+        """Whom the session's (or the request's) access token speaks for, if anyone."""
+        ...
+
+    @property
+    def backlog(self) -> int:
+        """Messages waiting in the session's mailbox (a slow client's grow)."""
         ...
 
     def start_soon(self, fn: Callable[[], Awaitable[object]]) -> None:

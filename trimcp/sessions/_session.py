@@ -88,7 +88,7 @@ from trimcp.protocol import (
 from trimcp.supervision import DRAIN, DRAINABLE_PHASES, DRAINING, current_drain
 from trimcp.transports import PendingAnswer, PushedInput, RequestStreamControl
 
-from ._context import LOG_LEVELS, RequestContext, SessionHandle
+from ._context import LOG_LEVELS, RequestContext, SessionHandle, identity_of
 from ._inline import run_inline
 from ._input import INPUT_OVER, InputEvent, InputState, InputStep, next_input
 from ._options import SessionOptions
@@ -99,7 +99,8 @@ from ._writer import SessionWriter
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from trimcp.protocol import Event, JsonObject, JsonValue, Request, RequestId
+    from trimcp.auth import Identity
+    from trimcp.protocol import Event, JsonObject, JsonValue, Request, RequestId, RequestMeta
     from trimcp.supervision import Drain
     from trimcp.transports import MessageStream, Routed
 
@@ -165,7 +166,7 @@ class _Reading:
 
 
 @functools.lru_cache(maxsize=64)
-def _server_options(
+def server_options(
     instructions: str | None, max_message_size: int, legacy_aliases: bool
 ) -> ServerConnectionOptions:
     # Shared by the sessions of a server (frozen), rather than one copy per session.
@@ -180,6 +181,8 @@ class Session(Actor):
     """One client session (see the module docstring)."""
 
     mailbox_size = 64
+    #: What a per-request (2026-07-28) request said in ``_meta``; sessions have none.
+    meta: RequestMeta | None = None
     phase_table = DRAINABLE_PHASES
 
     def __init__(
@@ -194,7 +197,7 @@ class Session(Actor):
         self.connection = ServerConnection(
             handler.server_info,
             handler.capabilities,
-            _server_options(
+            server_options(
                 handler.instructions,
                 self._options.max_message_size,
                 self._options.legacy_aliases,
@@ -664,6 +667,18 @@ class Session(Actor):
                 event.notification.method,
                 exc_info=exc,
             )
+
+    # --- what the views ask (SessionPort) ------------------------------------------------
+
+    @property
+    def identity(self) -> Identity | None:
+        """The identity the transport bound to this session (``bind_identity``), if any."""
+        return identity_of(self.ref)
+
+    @property
+    def backlog(self) -> int:
+        """Messages waiting in this session's mailbox."""
+        return self.ref.queued
 
     # --- outbound -----------------------------------------------------------------------
 

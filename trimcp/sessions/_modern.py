@@ -1,0 +1,215 @@
+"""One request of the per-request era (MCP 2026-07-28), served without a session.
+
+From 2026-07-28 on a request carries its version and the client's capabilities in ``_meta``
+and nothing outlives it: no session, no server-to-client requests, no notifications but the
+request's own progress and log messages, which travel before its answer on the same stream
+(MCP 2026-07-28, Basic, https://modelcontextprotocol.io/specification/2026-07-28/basic).
+``ModernRequest`` is what the views in ``_context`` (``RequestContext``, ``SessionHandle``)
+see of such a request: a ``SessionPort`` over a ``ServerConnection`` made operating for it
+(``ServerConnection.for_request``), so a handler is written once and serves both eras.
+
+The transport hands it the parsed request, the checked ``RequestMeta`` and a
+``RequestSink`` for the request's own notifications (HTTP: the POST's SSE stream, opened
+when the first one comes; stdio: the process's output), then awaits ``run``, which returns
+the encoded response. Cancelling ``run`` (the client closed the request's stream, or sent
+``notifications/cancelled`` on stdio) cancels the handler; nothing more is sent for it.
+
+What a session offers and a request does not: ``request`` (server-to-client requests were
+replaced by multi round-trip results, which ``trimcp.server.Context`` builds), posted and
+broadcast notifications, and background work that outlives the request.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Protocol, final
+
+from trimcp.errors import JsonRpcError, LocalProtocolError
+from trimcp.protocol import ErrorResponse, ServerConnection, encode_message, error_object_for
+
+from ._context import LOG_LEVELS, RequestContext
+from ._options import SessionOptions
+from ._session import server_options
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from trimcp.auth import Identity
+    from trimcp.protocol import JsonObject, JsonValue, Request, RequestId, RequestMeta
+
+    from ._handler import RequestHandler
+    from ._port import ProgressCallback
+
+__all__ = ["ModernRequest", "RequestSink"]
+
+logger = logging.getLogger(__name__)
+
+
+class RequestSink(Protocol):
+    """Where a modern request's own notifications go, before its response."""
+
+    def send_nowait(self, data: bytes) -> bool:
+        """Send one encoded message if that needs no waiting; False: ``send`` it."""
+        ...
+
+    async def send(self, data: bytes) -> None:
+        """Send one encoded message, waiting for room if need be."""
+        ...
+
+
+@final
+class ModernRequest:
+    """One modern request, as its handler's views see it (see the module docstring)."""
+
+    __slots__ = ("_handler", "_identity", "_request", "_sink", "connection", "log_level", "meta")
+
+    def __init__(  # noqa: PLR0913 - what a request is served with, each its own
+        self,
+        handler: RequestHandler,
+        request: Request,
+        meta: RequestMeta,
+        sink: RequestSink,
+        *,
+        identity: Identity | None = None,
+        options: SessionOptions | None = None,
+    ) -> None:
+        chosen = options or SessionOptions()
+        self.connection = ServerConnection.for_request(
+            handler.server_info,
+            handler.capabilities,
+            server_options(handler.instructions, chosen.max_message_size, chosen.legacy_aliases),
+            meta,
+        )
+        self.meta: RequestMeta | None = meta
+        # None: the client set no ``logLevel``, so it gets no ``notifications/message``.
+        self.log_level = meta.log_level
+        self._handler = handler
+        self._request = request
+        self._sink = sink
+        self._identity = identity
+
+    async def run(self) -> bytes:
+        """Serve the request; return its encoded response (a result or an error)."""
+        request = self._request
+        try:
+            event = self.connection.accept(request)
+        except (JsonRpcError, LocalProtocolError) as exc:
+            return encode_message_error(request.id, exc)
+        context = RequestContext(self, request.id, event.progress_token)
+        try:
+            result = await self._handler.handle_request(request, context)
+        except Exception as exc:
+            if not isinstance(exc, JsonRpcError):
+                logger.error(
+                    "handler for %s (id %r) failed",
+                    request.method,
+                    request.id,
+                    exc_info=exc,
+                    extra={"method": request.method},
+                )
+            return self.connection.send_error(request.id, error_object_for(exc))
+        if "resultType" not in result:
+            # Every result carries it from 2026-07-28 on (Basic > ResultType).
+            result = {**result, "resultType": "complete"}
+        try:
+            return self.connection.send_result(request.id, result)
+        except LocalProtocolError as exc:
+            logger.error("result of %s could not be sent: %s", request.method, exc)
+            return self.connection.send_error(request.id, error_object_for(exc))
+
+    # --- SessionPort ------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """How logs name this request."""
+        return f"request {self._request.id!r}"
+
+    @property
+    def identity(self) -> Identity | None:
+        """Whom the request's access token speaks for, if the transport checked one."""
+        return self._identity
+
+    @property
+    def backlog(self) -> int:
+        """Nothing is ever queued for a request."""
+        return 0
+
+    def start_soon(self, fn: Callable[[], Awaitable[object]]) -> None:
+        """Refuse: nothing outlives a modern request (tasks are an extension of their own).
+
+        Raises:
+            LocalProtocolError: always.
+        """
+        raise LocalProtocolError(
+            "a 2026-07-28 request has no session to run background work in; "
+            "finish the work before returning"
+        )
+
+    async def write(
+        self, data: bytes, related: RequestId | None = None, *, final: bool = False
+    ) -> bool:
+        """Send one of the request's own messages (progress, a log line)."""
+        if data and not self._sink.send_nowait(data):
+            await self._sink.send(data)
+        return True
+
+    def write_now(self, data: bytes, related: RequestId | None = None) -> bool:
+        """Send one message if that needs no waiting; False: ``write`` it instead."""
+        return not data or self._sink.send_nowait(data)
+
+    def post_notification(self, method: str, params: JsonObject | None) -> bool:
+        """Nothing but the request's own messages may reach its client: never sent."""
+        return False
+
+    async def send_log(
+        self,
+        level: str,
+        data: JsonValue,
+        logger_name: str | None,
+        related: RequestId | None = None,
+    ) -> bool:
+        """Send ``notifications/message`` only at or above the request's ``logLevel``.
+
+        Without one, nothing: "the server MUST NOT send notifications/message for that
+        request" (MCP 2026-07-28, Basic > ``_meta``).
+        """
+        threshold = self.log_level
+        if threshold is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(threshold):
+            return False
+        params: JsonObject = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        await self.write(self.connection.send_notification("notifications/message", params))
+        return True
+
+    async def request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> JsonObject:
+        """Refuse: 2026-07-28 has no server-to-client requests.
+
+        Raises:
+            LocalProtocolError: always; ``Context.elicit``, ``sample`` and ``list_roots``
+                ask through a multi round-trip result instead.
+        """
+        raise LocalProtocolError(
+            f"cannot send {method} to a 2026-07-28 client: the revision has no "
+            "server-to-client requests; use Context.elicit, Context.sample or "
+            "Context.list_roots, which ask through an InputRequiredResult"
+        )
+
+    def close_request_stream(self, request_id: RequestId) -> bool:
+        """No resumable streams in 2026-07-28: never closed this way."""
+        return False
+
+    def abandon(self) -> None:
+        """Nothing to give up: a request never queues notifications."""
+
+
+def encode_message_error(request_id: RequestId, exc: Exception) -> bytes:
+    """Encode the error response to a request refused before its handler ran."""
+    return encode_message(ErrorResponse(id=request_id, error=error_object_for(exc)))
