@@ -453,6 +453,156 @@ def add_feature_tools(server: MCPServer) -> None:
 # --- the server -----------------------------------------------------------------------------
 
 
+# --- MCP 2026-07-28 conformance fixtures -----------------------------------------------------
+# Multi round-trip calls (SEP-2322): each asks with ``ctx.elicit``/``sample``/``list_roots``
+# under the key the suite expects; over 2026-07-28 the first call answers with an
+# InputRequiredResult and the retry with the answers completes it. In a session (2025-11-25)
+# the same code sends those as requests to the client.
+
+_NAME_SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+}
+
+
+def add_mrtr_fixtures(server: MCPServer) -> None:
+    @server.tool()
+    async def test_input_required_result_elicitation(ctx: Context) -> str:
+        """Ask the user's name (an elicitation under the key user_name)."""
+        answer = await ctx.elicit("What is your name?", _NAME_SCHEMA, key="user_name")
+        return f"Hello, {described(answer)}"
+
+    @server.tool()
+    async def test_input_required_result_sampling(ctx: Context) -> str:
+        """Ask the client's model a question (sampling under the key capital_question)."""
+        answer = await ctx.sample(
+            "What is the capital of France?", max_tokens=50, key="capital_question"
+        )
+        return f"The model said: {answer.text}"
+
+    @server.tool()
+    async def test_input_required_result_list_roots(ctx: Context) -> str:
+        """Ask the client for its roots (roots/list under the key client_roots)."""
+        roots = await ctx.list_roots(key="client_roots")
+        return f"Roots: {', '.join(root.uri for root in roots) or 'none'}"
+
+    @server.tool()
+    async def test_input_required_result_request_state(ctx: Context) -> str:
+        """Mint a ticket once, ask for confirmation, and find the same ticket on the retry."""
+        ticket = await ctx.once("ticket", lambda: "ticket-42")
+        schema: JsonObject = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        answer = await ctx.elicit("Confirm?", schema, key="confirm")
+        return f"state-ok: {ticket} confirmed ({described(answer)})"
+
+    @server.tool()
+    async def test_input_required_result_multi_round(ctx: Context) -> str:
+        """Two rounds: a name first, then a favourite colour."""
+        name = await ctx.elicit("Step 1: What is your name?", _NAME_SCHEMA, key="step1")
+        colour_schema: JsonObject = {
+            "type": "object",
+            "properties": {"color": {"type": "string"}},
+            "required": ["color"],
+        }
+        colour = await ctx.elicit(
+            "Step 2: What is your favorite color?", colour_schema, key="step2"
+        )
+        return f"Multi-round complete for {described(name)} who likes {described(colour)}"
+
+    @server.prompt()
+    async def test_input_required_result_prompt(ctx: Context) -> str:
+        """A prompt that first asks the user who it is for."""
+        schema: JsonObject = {"type": "object", "properties": {"name": {"type": "string"}}}
+        answer = await ctx.elicit("Who is this prompt for?", schema, key="user_name")
+        return f"Write a short poem for {described(answer)}."
+
+
+def add_batched_asks(server: MCPServer) -> None:
+    @server.tool()
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+        """Ask for a name, a greeting and the roots at once: one InputRequiredResult."""
+        found: dict[str, str] = {}
+
+        async def name() -> None:
+            answer = await ctx.elicit("What is your name?", _NAME_SCHEMA, key="user_name")
+            found["name"] = described(answer)
+
+        async def greeting() -> None:
+            answer = await ctx.sample("Generate a greeting", max_tokens=50, key="greeting")
+            found["greeting"] = answer.text
+
+        async def roots() -> None:
+            found["roots"] = str(len(await ctx.list_roots(key="client_roots")))
+
+        async with trio.open_nursery() as nursery:
+            for ask in (name, greeting, roots):
+                nursery.start_soon(ask)
+        return f"Name: {found['name']}; Greeting: {found['greeting']}; Roots: {found['roots']}"
+
+
+def add_mrtr_checks(server: MCPServer) -> None:
+    @server.tool()
+    async def test_input_required_result_tampered_state(ctx: Context) -> str:
+        """Ask for confirmation; a retry whose requestState was altered is refused."""
+        schema: JsonObject = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        await ctx.elicit("Please confirm", schema, key="confirm")
+        return "integrity-ok: state verified"
+
+    @server.tool()
+    async def test_input_required_result_capabilities(ctx: Context) -> str:
+        """Ask only for what the client declared (elicitation, sampling, or nothing)."""
+        declared = ctx.session.client_capabilities
+        received: list[str] = []
+        if declared.elicitation_form:
+            schema: JsonObject = {"type": "object", "properties": {"value": {"type": "string"}}}
+            await ctx.elicit("Elicitation input", schema, key="elicit_input")
+            received.append("elicit_input")
+        if declared.sampling:
+            await ctx.sample("Sample request", max_tokens=50, key="sample_input")
+            received.append("sample_input")
+        if not received:
+            return "No supported capabilities declared"
+        return f"capabilities-ok: received {','.join(received)}"
+
+
+def add_stateless_fixtures(server: MCPServer) -> None:
+    @server.tool()
+    async def test_missing_capability(ctx: Context) -> str:
+        """Needs sampling: without it declared, the call is refused with -32021."""
+        answer = await ctx.sample("Say hello", max_tokens=20)
+        return f"Success: {answer.text}"
+
+    @server.tool()
+    async def test_streaming_elicitation(ctx: Context) -> str:
+        """Report progress, then answer: the request's stream carries no requests."""
+        await ctx.report_progress(50, 100)
+        return "Streaming complete"
+
+    @server.tool()
+    async def test_logging_tool(ctx: Context) -> str:
+        """Log one line: sent only when the request's _meta asked for a log level."""
+        await ctx.info("Diagnostic trace logging activated")
+        return "Logging evaluated"
+
+    def passing() -> str:
+        """Here for a moment, so that the list changes."""
+        return "gone"
+
+    @server.tool()
+    async def test_trigger_tool_change() -> str:
+        """Add and remove a tool: listeners get notifications/tools/list_changed."""
+        server.add_tool(passing, "test_passing_tool")
+        server.remove_tool("test_passing_tool")
+        return "Mutation triggered"
+
+    @server.tool()
+    async def test_trigger_prompt_change() -> str:
+        """Add and remove a prompt: listeners get notifications/prompts/list_changed."""
+        server.add_prompt(passing, "test_passing_prompt")
+        server.remove_prompt("test_passing_prompt")
+        return "Mutation triggered"
+
+
 def build_server() -> MCPServer:
     """Return a fresh everything server (its own watched-resource state)."""
     server = MCPServer(
@@ -467,6 +617,10 @@ def build_server() -> MCPServer:
     add_resources(server, Watched())
     add_prompts(server)
     add_feature_tools(server)
+    add_mrtr_fixtures(server)
+    add_batched_asks(server)
+    add_mrtr_checks(server)
+    add_stateless_fixtures(server)
     return server
 
 

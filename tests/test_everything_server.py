@@ -519,6 +519,7 @@ async def test_prompts_list() -> None:
         "test_prompt_with_arguments",
         "test_prompt_with_embedded_resource",
         "test_prompt_with_image",
+        "test_input_required_result_prompt",
     ]
     assert all(p["description"] for p in prompts)
     assert prompts[1]["arguments"] == [

@@ -42,7 +42,7 @@ from trimcp.client import (
 )
 from trimcp.config import GatewaySettings
 from trimcp.errors import MethodNotFound
-from trimcp.protocol import Implementation, ServerCapabilities
+from trimcp.protocol import Implementation, ServerCapabilities, header_parameters
 from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 
 from ._catalog import LISTS, Catalog
@@ -300,6 +300,15 @@ class Gateway:
         if method == "logging/setLevel":
             return set_level(params, context)
         raise MethodNotFound(method)
+
+    def header_parameters(self, tool: str) -> Mapping[tuple[str, ...], str] | None:
+        """The ``Mcp-Param-*`` headers a 2026-07-28 call of ``tool`` mirrors, from the
+        input schema its backend declared; None for a tool not offered now."""
+        route = self._catalog.view.tools.get(tool)
+        schema = None if route is None else route.item.get("inputSchema")
+        return (
+            None if route is None else header_parameters(schema if isinstance(schema, dict) else {})
+        )
 
     async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
         """Nothing to do: a client's roots are asked per call (``_relay.py``)."""

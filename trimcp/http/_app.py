@@ -60,6 +60,7 @@ from trimcp.http._checks import (
     new_session_id,
 )
 from trimcp.http._legacy import LegacyEndpoint
+from trimcp.http._modern import ModernEndpoint
 from trimcp.http._session_io import (
     collect,
     exchange,
@@ -71,7 +72,13 @@ from trimcp.http._sse_writer import SseWriter
 from trimcp.http._stateless import answer_initialize, initialize_quietly, open_stateless_session
 from trimcp.http._stream import HttpSessionStream, peek_id
 from trimcp.http._websocket_route import WebSocketRoute
-from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, features
+from trimcp.protocol import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    Era,
+    choose_era,
+    features,
+    is_handshake_version,
+)
 from trimcp.supervision import current_drain
 from trimcp.transports import (
     OriginPolicy,
@@ -123,6 +130,7 @@ class McpHttpApp:
         self._auth = None if auth is None else EndpointAuth(auth, options.path)
         self._legacy = LegacyEndpoint(manager, options, self._auth) if options.legacy_sse else None
         self._websocket = WebSocketRoute(manager, self._policy, self._auth, max_message_size)
+        self._modern = ModernEndpoint(manager.handler, options, manager.session_options)
         # The drain of the application this endpoint runs in (None: no graceful stop).
         self._drain = current_drain()
 
@@ -175,6 +183,18 @@ class McpHttpApp:
         """
         method = scope["method"]
         headers = Headers(scope["headers"])
+        version = headers.get("mcp-protocol-version")
+        if (
+            method in ("GET", "DELETE")
+            and version is not None
+            and not is_handshake_version(version)
+        ):
+            raise HttpRefusal(
+                405,
+                f"Method Not Allowed: protocol {version} has no sessions, so no {method}; "
+                "send each request as a POST (subscriptions/listen for notifications)",
+                headers=((b"allow", b"POST"),),
+            )
         if self._options.stateless and method in ("GET", "DELETE"):
             raise HttpRefusal(
                 405,
@@ -229,6 +249,17 @@ class McpHttpApp:
         send: Send,
         identity: Identity | None,
     ) -> None:
+        message = outline.message
+        first = message if isinstance(message, dict) else {}
+        method = first.get("method")
+        era = choose_era(
+            headers.get("mcp-protocol-version"),
+            method if isinstance(method, str) else "",
+            first.get("params"),
+        )
+        if era is Era.MODERN:
+            await self._modern.post(headers, outline, receive, send, identity)
+            return
         if self._options.stateless:
             await self._stateless(headers, outline, receive, send, identity)
             return

@@ -50,6 +50,9 @@ class PostBody:
     batch: bool
     initialize: bool
     operations: tuple[Operation, ...] = ()
+    #: The parsed body (an object, or a list of them): a per-request (2026-07-28) POST is
+    #: served from it without parsing again.
+    message: object = None
 
     @property
     def request_id(self) -> RequestId | None:
@@ -115,6 +118,7 @@ def read_post_body(raw: bytes) -> PostBody:
         batch=batch,
         initialize=initialize,
         operations=tuple(operations),
+        message=parsed,
     )
 
 

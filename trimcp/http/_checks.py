@@ -58,6 +58,13 @@ class Headers:
             return None
         return b",".join(found).decode("latin-1")
 
+    def as_text(self) -> dict[str, str]:
+        """Return every header as text, by lower-case name (repeats joined with ``,``)."""
+        return {
+            name.decode("latin-1"): b",".join(values).decode("latin-1")
+            for name, values in self._values.items()
+        }
+
 
 def _media_types(value: str | None) -> set[str]:
     if not value:

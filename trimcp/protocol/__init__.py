@@ -91,6 +91,13 @@ from ._events import ResponseReceived as ResponseReceived
 from ._events import UnexpectedResponse as UnexpectedResponse
 from ._exchange import KeptProgress as KeptProgress
 from ._fields import Fields as Fields
+from ._http_headers import HeaderParams as HeaderParams
+from ._http_headers import check_request_headers as check_request_headers
+from ._http_headers import decode_header_value as decode_header_value
+from ._http_headers import encode_header_value as encode_header_value
+from ._http_headers import header_annotation_problems as header_annotation_problems
+from ._http_headers import header_parameters as header_parameters
+from ._http_headers import request_headers as request_headers
 from ._intake import DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE
 from ._json import ABSENT as ABSENT
 from ._json import Absent as Absent
@@ -175,6 +182,7 @@ __all__ = [
     "ErrorResponse",
     "Event",
     "Fields",
+    "HeaderParams",
     "Implementation",
     "InitializeCompleted",
     "InitializeParams",
@@ -211,11 +219,16 @@ __all__ = [
     "ToolAnnotations",
     "UnexpectedResponse",
     "VersionFeatures",
+    "check_request_headers",
     "choose_era",
+    "decode_header_value",
     "decode_json",
+    "encode_header_value",
     "encode_message",
     "error_object_for",
     "features",
+    "header_annotation_problems",
+    "header_parameters",
     "implementation_to_wire",
     "is_handshake_version",
     "is_modern",
@@ -224,5 +237,6 @@ __all__ = [
     "offered_versions",
     "parse_message",
     "read_request_meta",
+    "request_headers",
     "server_capabilities_to_wire",
 ]

@@ -87,15 +87,14 @@ def _build(version: str) -> VersionFeatures:
         strict_lifecycle=since_0618,
         icons=since_1125,
         url_elicitation=since_1125,
-        tasks=since_1125,
+        # 2026-07-28 moved tasks out of the core into an extension (SEP-2663).
+        tasks=since_1125 and version < MODERN_VERSION,
         sampling_tools=since_1125,
         cancel_request_id_optional=since_1125,
     )
 
 
-_FEATURES: Final = {
-    version: _build(version) for version in (*MODERN_VERSIONS, *SUPPORTED_VERSIONS)
-}
+_FEATURES: Final = {version: _build(version) for version in (*MODERN_VERSIONS, *SUPPORTED_VERSIONS)}
 
 
 def features(version: str) -> VersionFeatures:

@@ -58,7 +58,8 @@ class SamplingOptions(TypedDict, total=False):
 
     ``tools`` are wire ``Tool`` objects and need the client's ``sampling.tools``;
     ``include_context`` values other than ``"none"`` are soft-deprecated (2025-11-25).
-    ``timeout`` (seconds) overrides the session's request timeout.
+    ``timeout`` (seconds) overrides the session's request timeout. ``key`` names the ask
+    in a 2026-07-28 ``InputRequiredResult`` (default: ``sampling``, ``sampling-2``, ...).
     """
 
     system_prompt: str
@@ -70,6 +71,7 @@ class SamplingOptions(TypedDict, total=False):
     stop_sequences: Sequence[str]
     metadata: Mapping[str, object]
     timeout: float
+    key: str
 
 
 _SAMPLING_KEYS = {

@@ -5,13 +5,23 @@ of the input schema. It wraps the session's ``RequestContext`` (progress, cancel
 logging) and sends the client requests a tool may need: sampling, elicitation, roots.
 Each of those checks the client's declared capabilities first and raises
 ``ClientCapabilityMissing`` without sending anything when they are missing.
+
+The same code serves both protocol eras. In a session (2025-11-25 and before) those are
+requests to the client, awaited in place. On a per-request 2026-07-28 ``tools/call``,
+``resources/read`` or ``prompts/get`` there is no session to send them on: the call answers
+with an ``InputRequiredResult`` and runs again, from its start, when the client retries with
+the answers (``_mrtr.py`` says how, and what a handler must be ready to repeat); a missing
+capability is then the spec's -32021 error, which names it.
 """
 
 from __future__ import annotations
 
+import inspect
 import typing
 from typing import TYPE_CHECKING, Unpack
 
+from trimcp.errors import ClientCapabilityMissing, LocalProtocolError, MissingClientCapability
+from trimcp.protocol import is_modern
 from trimcp.server._client_features import (
     SampleResult,
     SamplingOptions,
@@ -24,6 +34,7 @@ from trimcp.server._client_features import (
 )
 from trimcp.server._schema import ContextMarker
 from trimcp.server._tasks import TaskRequest, announce, related_meta
+from trimcp.server._values import to_jsonable
 from trimcp.sessions import LOG_LEVELS
 
 if TYPE_CHECKING:
@@ -31,6 +42,7 @@ if TYPE_CHECKING:
 
     from trimcp.auth import Identity
     from trimcp.protocol import ElicitResult, JsonObject, JsonValue, ProgressToken, RequestId, Root
+    from trimcp.server._mrtr import Round
     from trimcp.sessions import RequestContext, SessionHandle
 
     ResourceReader = Callable[[str, "Context"], Awaitable[list[JsonObject]]]
@@ -45,17 +57,57 @@ class Context(ContextMarker):
     Built by the server for each call; not constructed by users.
     """
 
-    __slots__ = ("_read", "_request")
+    __slots__ = ("_read", "_request", "_round")
 
     def __init__(
-        self, request: RequestContext | TaskRequest, read_resource: ResourceReader
+        self,
+        request: RequestContext | TaskRequest,
+        read_resource: ResourceReader,
+        round_: Round | None = None,
     ) -> None:
         self._request = request
         self._read = read_resource
+        # The multi round-trip pass this call runs in (a 2026-07-28 request), if any.
+        self._round = round_
 
     def for_task(self, request: TaskRequest) -> Context:
         """Return the context a task started from this request runs with."""
         return Context(request, self._read)
+
+    @property
+    def modern(self) -> bool:
+        """True when serving a per-request (2026-07-28) request rather than a session's."""
+        return is_modern(self._request.session.protocol_version)
+
+    @property
+    def trace_context(self) -> Mapping[str, str]:
+        """The W3C ``traceparent``, ``tracestate`` and ``baggage`` the request's ``_meta``
+        carried (2026-07-28, SEP-414); empty when it carried none, and in a session."""
+        meta = self._request.session.request_meta
+        return {} if meta is None else meta.trace
+
+    async def once(self, key: str, fn: Callable[[], Awaitable[JsonValue] | JsonValue]) -> JsonValue:
+        """Run ``fn`` once per request, even when a 2026-07-28 request runs several rounds.
+
+        A call that asks the client for input (``elicit``, ``sample``, ``list_roots``) over
+        2026-07-28 runs again from its start when the client answers. Put what must not
+        happen twice (an order placed, a mail sent, an id minted) in ``fn``: its JSON result
+        is sealed into the request's state and returned on the later rounds without running
+        ``fn`` again. In a session, ``fn`` simply runs. ``key`` names the step; use a
+        different one per step.
+
+        Raises:
+            TypeError: ``fn`` returned something that is not JSON (on a 2026-07-28 request).
+        """
+        carried = None if self._round is None else self._round.carried
+        if carried is not None and key in carried:
+            return carried[key]
+        value = fn()
+        if inspect.isawaitable(value):
+            value = await value
+        if carried is not None:
+            carried[key] = to_jsonable(value)
+        return value
 
     @property
     def task_id(self) -> str | None:
@@ -176,13 +228,14 @@ class Context(ContextMarker):
             RequestTimeout: no answer in time.
             JsonRpcError: the client refused (``-1`` is a user rejection).
         """
-        capabilities = self.session.client_capabilities
-        require_capability(capabilities, "sampling", "sampling/createMessage")
+        self._require("sampling", "sampling/createMessage")
         if "tools" in options or "tool_choice" in options:
-            require_capability(capabilities, "sampling_tools", "sampling with tools")
+            self._require("sampling_tools", "sampling with tools")
         params = sampling_params(messages, max_tokens, options)
         timeout = options.get("timeout")
-        result = await self._ask_client("sampling/createMessage", params, timeout=timeout)
+        result = await self._ask_client(
+            "sampling/createMessage", params, timeout=timeout, key=options.get("key")
+        )
         return read_sample_result(result)
 
     async def elicit(
@@ -191,6 +244,7 @@ class Context(ContextMarker):
         schema: Mapping[str, object] | type,
         *,
         timeout: float | None = None,
+        key: str | None = None,
     ) -> ElicitResult:
         """Ask the user to fill a form (``elicitation/create``, form mode).
 
@@ -203,45 +257,52 @@ class Context(ContextMarker):
             ElicitationError: the answer breaks the schema.
             RequestTimeout / JsonRpcError: as for ``sample``.
         """
-        require_capability(self.session.client_capabilities, "elicitation_form", "form elicitation")
+        self._require("elicitation_form", "form elicitation")
         requested = elicitation_schema(schema)
         params: JsonObject = {"message": message, "requestedSchema": requested}
         if self._supports_modes():
             params = {"mode": "form", **params}
-        result = await self._ask_client("elicitation/create", params, timeout=timeout)
+        result = await self._ask_client("elicitation/create", params, timeout=timeout, key=key)
         return read_elicit_result(result, requested, schema)
 
     async def elicit_url(
-        self, message: str, url: str, elicitation_id: str, *, timeout: float | None = None
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str,
+        *,
+        timeout: float | None = None,
+        key: str | None = None,
     ) -> ElicitResult:
         """Ask the user to open ``url`` out of band (URL mode, 2025-11-25).
 
-        ``accept`` only means the user agreed to open it; send
-        ``notifications/elicitation/complete`` when the flow finishes.
+        ``accept`` only means the user agreed to open it; in a session, send
+        ``notifications/elicitation/complete`` when the flow finishes. 2026-07-28 has no
+        ``elicitationId`` nor that notification: the client retries when the user is done,
+        and the call finds out then whether the flow finished.
 
         Raises:
             ClientCapabilityMissing: the client did not declare ``elicitation.url``.
             RequestTimeout / JsonRpcError: as for ``sample``.
         """
-        require_capability(self.session.client_capabilities, "elicitation_url", "URL elicitation")
-        params: JsonObject = {
-            "mode": "url",
-            "message": message,
-            "url": url,
-            "elicitationId": elicitation_id,
-        }
-        result = await self._ask_client("elicitation/create", params, timeout=timeout)
+        self._require("elicitation_url", "URL elicitation")
+        params: JsonObject = {"mode": "url", "message": message, "url": url}
+        if not self.modern:
+            params["elicitationId"] = elicitation_id
+        result = await self._ask_client("elicitation/create", params, timeout=timeout, key=key)
         return read_elicit_result(result, {}, None)
 
-    async def list_roots(self, *, timeout: float | None = None) -> list[Root]:
+    async def list_roots(
+        self, *, timeout: float | None = None, key: str | None = None
+    ) -> list[Root]:
         """Ask the client for its roots (``roots/list``).
 
         Raises:
             ClientCapabilityMissing: the client did not declare ``roots``.
             RequestTimeout / JsonRpcError: as for ``sample``.
         """
-        require_capability(self.session.client_capabilities, "roots", "roots/list")
-        return read_roots(await self._ask_client("roots/list", None, timeout=timeout))
+        self._require("roots", "roots/list")
+        return read_roots(await self._ask_client("roots/list", None, timeout=timeout, key=key))
 
     async def read_resource(self, uri: str) -> list[JsonObject]:
         """Read one of this server's resources, as ``resources/read`` would (wire contents).
@@ -251,10 +312,49 @@ class Context(ContextMarker):
         """
         return await self._read(uri, self)
 
+    def _require(self, flag: str, what: str) -> None:
+        """Check that the client declared ``flag`` (see ``require_capability``).
+
+        Raises:
+            ClientCapabilityMissing: in a session.
+            MissingClientCapability: on a 2026-07-28 request (-32021, naming it).
+        """
+        try:
+            require_capability(self.session.client_capabilities, flag, what)
+        except ClientCapabilityMissing as exc:
+            if not self.modern:
+                raise
+            path = flag.split("_")
+            required: dict[str, object] = {}
+            node = required
+            for part in path:
+                node[part] = node = {}
+            raise MissingClientCapability(
+                required,
+                f"{exc}: this request needs the client capability {'.'.join(path)}; declare "
+                "it in _meta clientCapabilities to use this tool",
+            ) from None
+
     async def _ask_client(
-        self, method: str, params: JsonObject | None, *, timeout: float | None
+        self,
+        method: str,
+        params: JsonObject | None,
+        *,
+        timeout: float | None,
+        key: str | None = None,
     ) -> JsonObject:
-        """Send a request to the client; inside a task, mark it and wait as input_required."""
+        """Ask the client: a request in a session; on 2026-07-28 a multi round-trip ask.
+
+        Inside a task (2025-11-25), mark the task input_required while waiting.
+        """
+        round_ = self._round
+        if round_ is not None:
+            return await round_.ask(key or round_.key_for(method), method, params)
+        if self.modern:
+            raise LocalProtocolError(
+                f"{method}: a 2026-07-28 client can be asked for input only during "
+                "tools/call, resources/read and prompts/get"
+            )
         if not isinstance(self._request, TaskRequest):
             return await self.session.request(method, params, timeout=timeout)
         task = self._request.record

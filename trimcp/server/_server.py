@@ -46,15 +46,23 @@ import trio
 from trimcp.actors import Registry
 from trimcp.http import http_listener_spec
 from trimcp.notify import NotificationHub
-from trimcp.protocol import Implementation, ServerCapabilities
+from trimcp.protocol import (
+    Implementation,
+    ServerCapabilities,
+    header_annotation_problems,
+    header_parameters,
+)
 from trimcp.server._broadcast import SessionSet
+from trimcp.server._cache_hints import CacheHint, CachePolicy
 from trimcp.server._catalog import Catalog
 from trimcp.server._client_features import read_roots, require_capability
 from trimcp.server._context import Context
 from trimcp.server._dispatch import Call, dispatch
 from trimcp.server._fanout import Fanout
+from trimcp.server._modern import serve_modern
 from trimcp.server._pagination import CursorCodec, Paginator
 from trimcp.server._prompts import PromptEntry, PromptOptions
+from trimcp.server._request_state import RequestStateSealer
 from trimcp.server._resources import ResourceEntry, ResourceOptions
 from trimcp.server._run import run_server
 from trimcp.server._tasks import TaskPolicy, TaskStore
@@ -93,7 +101,11 @@ class MCPServerOptions(TypedDict, total=False):
 
     ``page_size`` (default 50) is the length of each ``*/list`` page; ``legacy_aliases``
     accepts ``list_tools``/``call_tool`` method names (``SessionOptions``); ``task_policy``
-    bounds the tasks each session may hold (``TaskPolicy``).
+    bounds the tasks each session may hold (``TaskPolicy``). For 2026-07-28 requests:
+    ``request_state`` seals the ``requestState`` of multi round-trip calls (default: a key
+    of this process's own, 10-minute states; servers behind one balancer must share keys,
+    ``RequestStateSealer(RequestStateKeys.from_file(...))``), and ``cache_hints`` overrides
+    the ``ttlMs``/``cacheScope`` of cacheable results by method (``CacheHint``).
     """
 
     title: str
@@ -103,6 +115,8 @@ class MCPServerOptions(TypedDict, total=False):
     page_size: int
     legacy_aliases: bool
     task_policy: TaskPolicy
+    request_state: RequestStateSealer
+    cache_hints: Mapping[str, CacheHint]
 
 
 @typing.final
@@ -141,6 +155,10 @@ class MCPServer:
         self._tasks = TaskStore(options.get("task_policy"))
         self._notification_hooks: dict[str, list[NotificationHook]] = {}
         self._background: list[ChildSpec] = []
+        self._sealer = options.get("request_state") or RequestStateSealer()
+        self._cache = CachePolicy(options.get("cache_hints"))
+        # Tool name -> (its entry, its mirrored headers), computed on first use per entry.
+        self._headers: dict[str, tuple[ToolEntry, dict[tuple[str, ...], str]]] = {}
 
     # --- RequestHandler ---------------------------------------------------------------------
 
@@ -189,7 +207,14 @@ class MCPServer:
         return SessionOptions(legacy_aliases=self._legacy_aliases)
 
     async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
-        """Answer one request (``trimcp.sessions.RequestHandler``)."""
+        """Answer one request (``trimcp.sessions.RequestHandler``).
+
+        A per-request (2026-07-28) request, one that came with its own ``_meta`` instead of
+        a session, is served as ``_modern.py`` says.
+        """
+        if context.session.request_meta is not None:
+            parts = (self._sessions, self._paginator, self._tasks, self._sealer, self._cache)
+            return await serve_modern(self, self._catalog, request, context, parts)
         call = Call(
             Context(context, self._catalog.read_resource),
             self._sessions,
@@ -198,6 +223,20 @@ class MCPServer:
             self._tasks,
         )
         return await dispatch(self._catalog, request.method, request.params or {}, call)
+
+    def header_parameters(self, tool: str) -> Mapping[tuple[str, ...], str] | None:
+        """The ``Mcp-Param-*`` headers a 2026-07-28 call of ``tool`` mirrors (its schema's
+        ``x-mcp-header`` annotations); None for an unknown tool."""
+        entry = self._catalog.tools.get(tool)
+        if entry is None:
+            return None
+        found = self._headers.get(tool)
+        if found is None or found[0] is not entry:
+            schema = entry.definition.get("inputSchema")
+            # Checked when the tool was registered (add_tool), so this does not raise.
+            found = (entry, header_parameters(schema if isinstance(schema, dict) else {}))
+            self._headers[tool] = found
+        return found[1]
 
     async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:
         """Run the hooks registered for a client notification (``on_notification``)."""
@@ -257,6 +296,13 @@ class MCPServer:
         entry = ToolEntry(fn, name, options)
         if entry.name in self._catalog.tools:
             raise ValueError(f"a tool named {entry.name!r} is already registered")
+        schema = entry.definition.get("inputSchema")
+        problems = header_annotation_problems(schema if isinstance(schema, dict) else {})
+        if problems:
+            raise ValueError(
+                f"tool {entry.name!r}: its x-mcp-header annotations are invalid (MCP "
+                f"2026-07-28 clients drop such a tool): {'; '.join(problems)}"
+            )
         self._catalog.tools[entry.name] = entry
         self._changed("notifications/tools/list_changed")
 

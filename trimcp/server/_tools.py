@@ -24,6 +24,7 @@ import trio
 
 from trimcp.errors import (
     ArgumentError,
+    MissingClientCapability,
     SchemaError,
     ToolError,
     UrlElicitationRequired,
@@ -185,6 +186,8 @@ class ToolEntry:
 
         Raises:
             UrlElicitationRequired: raised by the tool, on purpose.
+            MissingClientCapability: it needs a capability a 2026-07-28 client did not
+                declare (-32021).
         """
         try:
             call = validate_arguments(self.schema, arguments, input_schema=self.input_schema)
@@ -200,7 +203,8 @@ class ToolEntry:
             else:  # the common quick sync tool: no coroutine around the call
                 value = self.fn(*call.args, **kwargs)
             return self._result(value)
-        except UrlElicitationRequired:
+        except (UrlElicitationRequired, MissingClientCapability):
+            # Protocol errors by design: the client must see the JSON-RPC error.
             raise
         except ToolError as exc:
             return error_result(str(exc))

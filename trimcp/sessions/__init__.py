@@ -16,6 +16,7 @@ from ._context import SessionHandle as SessionHandle
 from ._context import SessionIdentity as SessionIdentity
 from ._context import bind_identity as bind_identity
 from ._handler import RequestHandler as RequestHandler
+from ._listen import Listener as Listener
 from ._manager import ConnectionBound as ConnectionBound
 from ._manager import ManagedStream as ManagedStream
 from ._manager import ManagerStatistics as ManagerStatistics
@@ -40,6 +41,7 @@ __all__ = [
     "SHUTTING_DOWN",
     "SHUTTING_DOWN_MESSAGE",
     "ConnectionBound",
+    "Listener",
     "ManagedStream",
     "ManagerStatistics",
     "ModernRequest",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         KeptProgress,
         ProgressToken,
         RequestId,
+        RequestMeta,
         ServerCapabilities,
     )
 
@@ -129,6 +130,11 @@ class SessionHandle:
     def server_capabilities(self) -> ServerCapabilities:
         """What the server declared to this client (as trimmed for the version)."""
         return self._session.connection.server_capabilities
+
+    @property
+    def request_meta(self) -> RequestMeta | None:
+        """A per-request (2026-07-28) request's checked ``_meta``; None in a session."""
+        return self._session.meta
 
     @property
     def log_level(self) -> str | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from trimcp.protocol import (
         Implementation,
         JsonObject,
@@ -48,6 +50,15 @@ class RequestHandler(Protocol):
 
     async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
         """Answer one request (see the class docstring)."""
+        ...
+
+    def header_parameters(self, tool: str) -> Mapping[tuple[str, ...], str] | None:
+        """The ``Mcp-Param-*`` headers a ``tools/call`` of ``tool`` mirrors (2026-07-28).
+
+        Argument path -> header name, from the ``x-mcp-header`` annotations of the tool's
+        input schema (``trimcp.protocol.header_parameters``); None or empty: none (also for
+        an unknown tool, which the call itself then refuses).
+        """
         ...
 
     async def handle_notification(self, notification: Notification, session: SessionHandle) -> None:

@@ -299,6 +299,16 @@ class SessionManager(Actor):
         self._counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0, "terminated": 0}
         self._app_drain: Drain | None = None
 
+    @property
+    def handler(self) -> RequestHandler:
+        """The server behind every session (a per-request request is served by it too)."""
+        return self._handler
+
+    @property
+    def session_options(self) -> SessionOptions:
+        """The options each session runs with."""
+        return self._options
+
     # --- the public API (called from any task) ---------------------------------------------
 
     async def create_session(self, session_id: str, stream: MessageStream) -> SessionRecord:

@@ -61,7 +61,16 @@ class RequestSink(Protocol):
 class ModernRequest:
     """One modern request, as its handler's views see it (see the module docstring)."""
 
-    __slots__ = ("_handler", "_identity", "_request", "_sink", "connection", "log_level", "meta")
+    __slots__ = (
+        "_handler",
+        "_identity",
+        "_request",
+        "_sink",
+        "connection",
+        "error_code",
+        "log_level",
+        "meta",
+    )
 
     def __init__(  # noqa: PLR0913 - what a request is served with, each its own
         self,
@@ -87,6 +96,8 @@ class ModernRequest:
         self._request = request
         self._sink = sink
         self._identity = identity
+        #: The JSON-RPC error code ``run`` answered with; None for a result.
+        self.error_code: int | None = None
 
     async def run(self) -> bytes:
         """Serve the request; return its encoded response (a result or an error)."""
@@ -94,7 +105,7 @@ class ModernRequest:
         try:
             event = self.connection.accept(request)
         except (JsonRpcError, LocalProtocolError) as exc:
-            return encode_message_error(request.id, exc)
+            return self._error(request.id, exc)
         context = RequestContext(self, request.id, event.progress_token)
         try:
             result = await self._handler.handle_request(request, context)
@@ -107,7 +118,7 @@ class ModernRequest:
                     exc_info=exc,
                     extra={"method": request.method},
                 )
-            return self.connection.send_error(request.id, error_object_for(exc))
+            return self._error(request.id, exc, tracked=True)
         if "resultType" not in result:
             # Every result carries it from 2026-07-28 on (Basic > ResultType).
             result = {**result, "resultType": "complete"}
@@ -115,7 +126,14 @@ class ModernRequest:
             return self.connection.send_result(request.id, result)
         except LocalProtocolError as exc:
             logger.error("result of %s could not be sent: %s", request.method, exc)
-            return self.connection.send_error(request.id, error_object_for(exc))
+            return self._error(request.id, exc, tracked=True)
+
+    def _error(self, request_id: RequestId, exc: Exception, *, tracked: bool = False) -> bytes:
+        error = error_object_for(exc)
+        self.error_code = error.code
+        if tracked:
+            return self.connection.send_error(request_id, error)
+        return encode_message(ErrorResponse(id=request_id, error=error))
 
     # --- SessionPort ------------------------------------------------------------------------
 
@@ -208,8 +226,3 @@ class ModernRequest:
 
     def abandon(self) -> None:
         """Nothing to give up: a request never queues notifications."""
-
-
-def encode_message_error(request_id: RequestId, exc: Exception) -> bytes:
-    """Encode the error response to a request refused before its handler ran."""
-    return encode_message(ErrorResponse(id=request_id, error=error_object_for(exc)))

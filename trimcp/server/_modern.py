@@ -1,0 +1,264 @@
+"""How ``MCPServer`` serves a per-request (MCP 2026-07-28) request.
+
+The same registered tools, resources and prompts answer both eras; what differs here:
+
+* ``server/discover`` answers what ``initialize`` used to (Server > Discovery,
+  https://modelcontextprotocol.io/specification/2026-07-28/server/discover);
+* the methods 2026-07-28 removed (``initialize``, ``ping``, ``logging/setLevel``,
+  ``resources/subscribe``/``unsubscribe``, the core ``tasks/*``) are -32601;
+* ``tools/call``, ``resources/read`` and ``prompts/get`` run in multi round-trip passes
+  (``_mrtr.py``), so ``ctx.elicit`` and friends answer with an ``InputRequiredResult``;
+* every result carries ``resultType``; cacheable ones ``ttlMs`` and ``cacheScope``
+  (``_cache_hints.py``);
+* an unknown resource is -32602 with ``data.uri`` (the revision forbids -32002);
+* ``subscriptions/listen`` holds its request open and writes the list-changed and
+  resource-updated notifications the client opted in to, each tagged with the subscription
+  id, after a first ``notifications/subscriptions/acknowledged`` (Basic > Patterns >
+  Subscriptions); the server's broadcasts reach it as they reach sessions (a ``Listener``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Protocol
+
+from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from trimcp.protocol import (
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    MODERN_VERSION,
+    ServerConnection,
+    ServerConnectionOptions,
+    features,
+    implementation_to_wire,
+    offered_versions,
+    server_capabilities_to_wire,
+)
+from trimcp.server._context import Context
+from trimcp.server._dispatch import METHODS, Call, dispatch
+from trimcp.server._mrtr import MRTR_METHODS, open_round, run_round
+from trimcp.sessions import Listener, SessionHandle
+
+if TYPE_CHECKING:
+    from trimcp.protocol import Implementation, JsonObject, JsonValue, Request, ServerCapabilities
+    from trimcp.server._broadcast import SessionSet
+    from trimcp.server._cache_hints import CachePolicy
+    from trimcp.server._catalog import Catalog
+    from trimcp.server._pagination import Paginator
+    from trimcp.server._request_state import RequestStateSealer
+    from trimcp.server._tasks import TaskStore
+    from trimcp.sessions import RequestContext
+
+__all__ = ["REMOVED_METHODS", "ModernHost", "serve_modern"]
+
+#: Methods of the handshake era that 2026-07-28 removed (Changelog), answered -32601.
+REMOVED_METHODS: Final = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+    }
+)
+
+# subscriptions/listen filter member -> (notification, the capability flag it needs).
+_LIST_FILTERS: Final = (
+    ("toolsListChanged", "notifications/tools/list_changed", "tools_list_changed"),
+    ("promptsListChanged", "notifications/prompts/list_changed", "prompts_list_changed"),
+    ("resourcesListChanged", "notifications/resources/list_changed", "resources_list_changed"),
+)
+
+
+class ModernHost(Protocol):
+    """What of the server a modern request needs (``MCPServer`` provides it)."""
+
+    @property
+    def server_info(self) -> Implementation:
+        """Name and version, for ``serverInfo``."""
+        ...
+
+    @property
+    def instructions(self) -> str | None:
+        """The ``instructions`` hint."""
+        ...
+
+    @property
+    def capabilities(self) -> ServerCapabilities:
+        """What the server declares now."""
+        ...
+
+
+async def serve_modern(  # noqa: PLR0913 - the server's parts a request may use, each its own
+    host: ModernHost,
+    catalog: Catalog,
+    request: Request,
+    context: RequestContext,
+    parts: tuple[SessionSet, Paginator, TaskStore, RequestStateSealer, CachePolicy],
+    *,
+    extra: JsonObject | None = None,
+) -> JsonObject:
+    """Answer one modern request (see the module docstring).
+
+    ``extra`` is added to ``server/discover``'s capabilities (extensions).
+
+    Raises:
+        JsonRpcError: the request is refused or its handler failed.
+    """
+    sessions, paginator, tasks, sealer, cache = parts
+    method = request.method
+    params = request.params or {}
+    if method == "server/discover":
+        result = _discover(host, extra)
+    elif method == "subscriptions/listen":
+        return await _listen(host, catalog, sessions, params, context)
+    elif method in REMOVED_METHODS or method not in METHODS:
+        raise MethodNotFound(method, _not_found(method))
+    elif method in MRTR_METHODS:
+        round_, binding = open_round(sealer, method, params, context.identity)
+        call = Call(
+            Context(context, catalog.read_resource, round_), sessions, paginator, context, tasks
+        )
+        result = await run_round(
+            round_, lambda: _dispatch(catalog, method, params, call), sealer, binding
+        )
+        if result.get("resultType") == "input_required":
+            return result
+    else:
+        call = Call(Context(context, catalog.read_resource), sessions, paginator, context, tasks)
+        result = await _dispatch(catalog, method, params, call)
+    result.setdefault("resultType", "complete")
+    cache.apply(method, result, authorized=context.identity is not None)
+    return result
+
+
+async def _dispatch(catalog: Catalog, method: str, params: JsonObject, call: Call) -> JsonObject:
+    try:
+        return await dispatch(catalog, method, params, call)
+    except ResourceNotFound as exc:
+        # 2026-07-28 forbids -32002: an unknown resource is invalid params (SEP-2164).
+        raise InvalidParams(f"Resource not found: {exc.uri}", {"uri": exc.uri}) from None
+
+
+def _not_found(method: str) -> str:
+    if method in REMOVED_METHODS:
+        return (
+            f"Method not found: {method} is not part of MCP 2026-07-28 (removed with the "
+            "initialize handshake); send it in a session (initialize first, 2025-11-25) or "
+            "use its replacement (server/discover, subscriptions/listen, _meta logLevel)"
+        )
+    return f"Method not found: {method}"
+
+
+def _discover(host: ModernHost, extra: JsonObject | None) -> JsonObject:
+    capabilities = host.capabilities.for_version(features(MODERN_VERSION))
+    wire = server_capabilities_to_wire(capabilities)
+    if extra:
+        wire.update(extra)
+    result: JsonObject = {
+        "supportedVersions": list["JsonValue"](offered_versions()),
+        "capabilities": wire,
+        "_meta": {META_SERVER_INFO: implementation_to_wire(host.server_info)},
+    }
+    if host.instructions:
+        result["instructions"] = host.instructions
+    return result
+
+
+def _listen_filter(
+    capabilities: ServerCapabilities, wanted: JsonObject
+) -> tuple[JsonObject, list[str]]:
+    """Return the honoured filter and the notification methods it lets through.
+
+    Raises:
+        InvalidParams: a member has the wrong type.
+    """
+    honored: JsonObject = {}
+    methods: list[str] = []
+    for member, notification, flag in _LIST_FILTERS:
+        value = wanted.get(member)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidParams(
+                f"params.notifications.{member} must be true or false", {"param": member}
+            )
+        if value and getattr(capabilities, flag):
+            honored[member] = True
+            methods.append(notification)
+    return honored, methods
+
+
+async def _listen(
+    host: ModernHost,
+    catalog: Catalog,
+    sessions: SessionSet,
+    params: JsonObject,
+    context: RequestContext,
+) -> JsonObject:
+    """Serve ``subscriptions/listen`` until the client closes it or the listener is dropped.
+
+    Raises:
+        InvalidParams: ``notifications`` is missing or malformed.
+    """
+    wanted = params.get("notifications")
+    if not isinstance(wanted, dict):
+        raise InvalidParams(
+            "params.notifications must be an object naming what to receive, e.g. "
+            '{"toolsListChanged": true, "resourceSubscriptions": ["file:///a.txt"]}',
+            {"param": "notifications"},
+        )
+    capabilities = context.session.server_capabilities
+    honored, methods = _listen_filter(capabilities, wanted)
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (
+        not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris)
+    ):
+        raise InvalidParams(
+            "params.notifications.resourceSubscriptions must be an array of resource URIs",
+            {"param": "resourceSubscriptions"},
+        )
+    subscribed: list[str] = []
+    hook_context = Context(context, catalog.read_resource)
+    if uris and capabilities.resources_subscribe:
+        for uri in dict.fromkeys(uris):
+            found = catalog.find_resource(str(uri))
+            if found is None:
+                continue  # not ours: not honoured, so left out of the acknowledgement
+            await found[0].subscribing(str(uri), hook_context)
+            subscribed.append(str(uri))
+        honored["resourceSubscriptions"] = list["JsonValue"](subscribed)
+        methods.append("notifications/resources/updated")
+    subscription: JsonObject = {META_SUBSCRIPTION_ID: context.request_id}
+    meta = context.session.request_meta
+    assert meta is not None  # a modern request always has its _meta
+    listener = Listener(
+        ServerConnection.for_request(
+            host.server_info, host.capabilities, ServerConnectionOptions(), meta
+        ),
+        context.request_id,
+        methods,
+        subscribed,
+        context.identity,
+    )
+    handle = SessionHandle(listener)
+    # The acknowledgement goes first: nothing is listened to before it is written.
+    await context.session.notify(
+        "notifications/subscriptions/acknowledged",
+        {"notifications": honored, "_meta": subscription},
+    )
+    sessions.opened(handle)
+    try:
+        for uri in subscribed:
+            sessions.subscribe(handle, uri)
+        while (item := await listener.next()) is not None:
+            method, note = item
+            body: JsonObject = dict(note or {})
+            own = body.get("_meta")
+            body["_meta"] = {**(own if isinstance(own, dict) else {}), **subscription}
+            await context.session.notify(method, body)
+    finally:
+        listener.end()
+        sessions.closed(handle)
+    return {"_meta": subscription, "resultType": "complete"}
