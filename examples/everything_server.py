@@ -136,12 +136,34 @@ JSON_SCHEMA_2020_12: JsonObject = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    # SEP-2106: composition and conditional keywords are kept as written.
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
+}
+
+#: A tool argument mirrored into an HTTP header (2026-07-28, SEP-2243): ``Mcp-Param-Region``.
+REGION_SCHEMA: JsonObject = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region", "description": "Where to look"},
+        "query": {"type": "string"},
+    },
+    "required": ["region"],
 }
 
 
@@ -226,8 +248,19 @@ def add_behaviour_tools(server: MCPServer) -> None:
     @server.tool(
         description="Tool with JSON Schema 2020-12 features", input_schema=JSON_SCHEMA_2020_12
     )
-    def json_schema_2020_12_tool(name: str | None = None, address: Address | None = None) -> str:
-        return json.dumps({"name": name, "address": address})
+    def json_schema_2020_12_tool(
+        name: str | None = None,
+        address: Address | None = None,
+        contactMethod: str | None = None,
+        phone: str | None = None,
+        email: str | None = None,
+    ) -> str:
+        given = {"name": name, "address": address, "contactMethod": contactMethod}
+        return json.dumps({**given, "phone": phone, "email": email})
+
+    @server.tool(description="Look something up in a region", input_schema=REGION_SCHEMA)
+    def test_region_lookup(region: str, query: str = "") -> str:
+        return f"{query or 'everything'} in {region}"
 
 
 def add_client_request_fixtures(server: MCPServer) -> None:
