@@ -101,7 +101,10 @@ async def test_tools_list_has_every_fixture_with_a_description() -> None:
 async def test_json_schema_2020_12_tool_keeps_its_keywords() -> None:
     async with client() as c:
         tools = (await c.request("tools/list"))["tools"]
-        result = await call(c, "json_schema_2020_12_tool", {"name": "n", "address": {"city": "c"}})
+        arguments = {"name": "n", "address": {"city": "c"}, "email": "n@example.com"}
+        result = await call(c, "json_schema_2020_12_tool", arguments)
+        # if/then/else: without contactMethod, email is required (the else branch).
+        refused = await call(c, "json_schema_2020_12_tool", {"name": "n", "phone": "1"})
     (tool,) = [tool for tool in tools if tool["name"] == "json_schema_2020_12_tool"]
     assert tool["description"] == "Tool with JSON Schema 2020-12 features"
     assert tool["inputSchema"] == {
@@ -109,15 +112,34 @@ async def test_json_schema_2020_12_tool_keeps_its_keywords() -> None:
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     }
     jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
-    assert json.loads(result["content"][0]["text"]) == {"name": "n", "address": {"city": "c"}}
+    assert json.loads(result["content"][0]["text"]) == {
+        "name": "n",
+        "address": {"city": "c"},
+        "contactMethod": None,
+        "phone": None,
+        "email": "n@example.com",
+    }
+    assert refused["isError"] is True
+    assert "email" in refused["content"][0]["text"]
 
 
 async def test_echo() -> None:
