@@ -33,6 +33,7 @@ import sys
 import wave
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import trio
@@ -636,6 +637,18 @@ def add_stateless_fixtures(server: MCPServer) -> None:
         return "Mutation triggered"
 
 
+#: Two Agent Skills served by the Skills extension (SEP-2640): skills/list, skills/get,
+#: resources/directory/read and skill:// resources.
+SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+
+
+def add_skill_fixtures(server: MCPServer) -> None:
+    try:
+        server.add_skills(SKILLS_DIR)
+    except ValueError as exc:  # no PyYAML: everything else still works
+        logger.warning("not serving the example skills: %s", exc)
+
+
 def build_server() -> MCPServer:
     """Return a fresh everything server (its own watched-resource state)."""
     server = MCPServer(
@@ -654,6 +667,7 @@ def build_server() -> MCPServer:
     add_batched_asks(server)
     add_mrtr_checks(server)
     add_stateless_fixtures(server)
+    add_skill_fixtures(server)
     return server
 
 

@@ -13,6 +13,7 @@ from trimcp.errors import ResourceNotFound
 
 if TYPE_CHECKING:
     from trimcp.protocol import JsonObject
+    from trimcp.server._agent_skills import SkillDirectory
     from trimcp.server._completion import CompletionHandler
     from trimcp.server._context import Context
     from trimcp.server._prompts import PromptEntry
@@ -26,7 +27,7 @@ __all__ = ["Catalog"]
 class Catalog:
     """The registries of one server."""
 
-    __slots__ = ("completion", "prompts", "resources", "templates", "tools")
+    __slots__ = ("completion", "prompts", "resources", "skills", "templates", "tools")
 
     def __init__(self) -> None:
         self.tools: dict[str, ToolEntry] = {}
@@ -34,6 +35,8 @@ class Catalog:
         self.templates: dict[str, ResourceEntry] = {}
         self.prompts: dict[str, PromptEntry] = {}
         self.completion: CompletionHandler | None = None
+        #: The folder of Agent Skills served as ``skill://`` resources (SEP-2640), if any.
+        self.skills: SkillDirectory | None = None
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, object]] | None:
         """Return the resource or first template matching ``uri``, with its variables.
@@ -55,7 +58,11 @@ class Catalog:
 
         Raises:
             ResourceNotFound: nothing matches ``uri`` (-32002, ``data.uri``).
+            InvalidParams: a ``skill://`` URI the skills folder does not serve.
         """
+        skills = self.skills
+        if skills is not None and skills.owns(uri):
+            return skills.read_resource(uri)
         found = self.find_resource(uri)
         if found is None:
             raise ResourceNotFound(uri)

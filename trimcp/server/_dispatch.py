@@ -27,6 +27,7 @@ from trimcp.server._tasks import TaskRequest, announce, outcome, run_task
 
 if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue, VersionFeatures
+    from trimcp.server._agent_skills import SkillDirectory
     from trimcp.server._broadcast import SessionSet
     from trimcp.server._catalog import Catalog
     from trimcp.server._context import Context
@@ -186,6 +187,9 @@ async def _resources_list(catalog: Catalog, params: JsonObject, call: Call) -> J
     for template in catalog.templates.values():
         for item in await template.listed(call.context, fresh):
             resources.setdefault(str(item["uri"]), item)
+    if catalog.skills is not None:
+        for item in catalog.skills.resource_definitions():
+            resources.setdefault(str(item["uri"]), item)
     return _page(
         call, params, "resources/list", "resources", _definitions(call, "resource", resources)
     )
@@ -263,6 +267,27 @@ async def _set_level(catalog: Catalog, params: JsonObject, call: Call) -> JsonOb
     return {}
 
 
+# --- Agent Skills (SEP-2640, the io.modelcontextprotocol/skills extension) --------------------
+
+
+def _skills(catalog: Catalog, method: str) -> SkillDirectory:
+    if catalog.skills is None:
+        raise MethodNotFound(method, f"Method not found: {method} (this server serves no skills)")
+    return catalog.skills
+
+
+async def _skills_list(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    return _skills(catalog, "skills/list").list_skills(params)
+
+
+async def _skills_get(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    return _skills(catalog, "skills/get").get_skill(params)
+
+
+async def _directory_read(catalog: Catalog, params: JsonObject, call: Call) -> JsonObject:
+    return _skills(catalog, "resources/directory/read").read_directory(params)
+
+
 METHODS: dict[str, Method] = {
     "tools/list": _tools_list,
     "tools/call": _tools_call,
@@ -279,6 +304,9 @@ METHODS: dict[str, Method] = {
     "tasks/result": _tasks_result,
     "tasks/list": _tasks_list,
     "tasks/cancel": _tasks_cancel,
+    "skills/list": _skills_list,
+    "skills/get": _skills_get,
+    "resources/directory/read": _directory_read,
 }
 
 

@@ -52,6 +52,8 @@ from trimcp.protocol import (
     header_annotation_problems,
     header_parameters,
 )
+from trimcp.server._agent_skills import EXTENSION_ID as SKILLS_EXTENSION
+from trimcp.server._agent_skills import SkillDirectory
 from trimcp.server._broadcast import SessionSet
 from trimcp.server._cache_hints import CacheHint, CachePolicy
 from trimcp.server._catalog import Catalog
@@ -72,6 +74,7 @@ from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 from trimcp.transports import serve_websocket as transports_serve_websocket
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import (
         AsyncIterator,
         Awaitable,
@@ -182,9 +185,13 @@ class MCPServer:
 
     def _derive_capabilities(self) -> ServerCapabilities:
         catalog = self._catalog
-        resources = bool(catalog.resources or catalog.templates)
+        skills = catalog.skills
+        resources = bool(catalog.resources or catalog.templates or skills)
         prompts = bool(catalog.prompts)
         tasks = any(tool.task_support != "forbidden" for tool in catalog.tools.values())
+        extensions: JsonObject = {}
+        if skills is not None:
+            extensions[SKILLS_EXTENSION] = skills.capability
         return ServerCapabilities(
             tools=True,
             tools_list_changed=True,
@@ -199,6 +206,7 @@ class MCPServer:
             tasks_list=tasks,
             tasks_cancel=tasks,
             tasks_tools_call=tasks,
+            extra={"extensions": extensions} if extensions else {},
         )
 
     @property
@@ -371,6 +379,54 @@ class MCPServer:
         subscription ends with ``resources/unsubscribe`` or with its session.
         """
         return self._sessions.subscribed_uris()
+
+    # --- Agent Skills (the io.modelcontextprotocol/skills extension) -------------------------
+
+    def add_skills(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        max_file_size: int = 1 << 20,
+        max_skills: int = 1000,
+    ) -> None:
+        """Serve the Agent Skills in ``directory`` (folders with a ``SKILL.md``).
+
+        Per the Skills extension (SEP-2640, draft; ``io.modelcontextprotocol/skills``): each
+        skill's files are ``skill://`` resources, listed by ``skills/list``, fetched with
+        ``skills/get`` and browsed with ``resources/directory/read``; each ``SKILL.md`` is
+        also in ``resources/list``. The folder is a jail: paths that leave it, symlinks out
+        of it, devices and oversized files are refused. It is scanned now; call
+        ``rescan_skills`` after changing it. Needs PyYAML (``trimcp[yaml]``).
+
+        Raises:
+            ValueError: ``directory`` is not a folder, skills are served already, or PyYAML
+                is missing.
+        """
+        if self._catalog.skills is not None:
+            raise ValueError(
+                f"this server already serves the skills in {self._catalog.skills.root}; "
+                "put every skill under one folder"
+            )
+        self._catalog.skills = SkillDirectory(
+            directory,
+            max_file_size=max_file_size,
+            max_skills=max_skills,
+            page_size=self._paginator.page_size,
+            cursor_codec=self._paginator.codec,
+        )
+        self._changed("notifications/resources/list_changed")
+
+    def rescan_skills(self) -> None:
+        """Read the skills folder again; open sessions get ``resources/list_changed``.
+
+        Raises:
+            ValueError: no skills are served, or the folder has gone.
+        """
+        skills = self._catalog.skills
+        if skills is None:
+            raise ValueError("this server serves no skills; call add_skills first")
+        skills.rescan()
+        self._changed("notifications/resources/list_changed")
 
     # --- prompts and completion -------------------------------------------------------------
 

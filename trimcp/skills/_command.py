@@ -101,6 +101,13 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _FAILURE
     server = build_server(settings)
     serving = f"{', '.join(settings.enable)}; roots: {', '.join(settings.roots)}"
+    if args.skills_dir is not None:
+        try:
+            server.add_skills(args.skills_dir)
+        except ValueError as exc:
+            sys.stderr.write(f"trimcp skills: --skills-dir {args.skills_dir}: {exc}\n")
+            return _FAILURE
+        serving += f"; Agent Skills from {args.skills_dir}"
     run = functools.partial(
         _serve, server, serving, http=args.http, host=args.host, port=args.port, auth=auth
     )
@@ -275,6 +282,12 @@ def _parser() -> argparse.ArgumentParser:
         "--config",
         metavar="PATH",
         help="the configuration file (default: $TRIMCP_CONFIG, else ./sys_config.toml)",
+    )
+    parser.add_argument(
+        "--skills-dir",
+        metavar="DIR",
+        help="also serve the Agent Skills in DIR (folders with a SKILL.md) per the MCP Skills"
+        " extension: skills/list, skills/get and skill:// resources",
     )
     parser.add_argument(
         "--http", action="store_true", help="serve Streamable HTTP instead of stdio"
