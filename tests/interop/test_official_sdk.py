@@ -182,9 +182,11 @@ def test_initialize_and_tools(transport: str) -> None:
     run(transport, body)
 
 
-def test_auto_mode_falls_back_to_initialize(transport: str) -> None:
+def test_auto_mode_speaks_2026_07_28(transport: str) -> None:
+    """The SDK's default mode probes server/discover: trimcp answers it, on every transport."""
+
     async def body(client: Client) -> None:
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == "2026-07-28"
         assert text_of(await client.call_tool("echo", {"text": "auto"})) == "auto"
 
     run(transport, body, mode="auto")
@@ -201,7 +203,14 @@ def test_resources_and_subscription(transport: str) -> None:
 
     async def body(client: Client) -> None:
         listed = {str(r.uri) for r in (await client.list_resources()).resources}
-        assert listed == {"test://static-text", "test://static-binary", "test://watched-resource"}
+        assert listed == {
+            "test://static-text",
+            "test://static-binary",
+            "test://watched-resource",
+            # The example skills' SKILL.md files (the Skills extension).
+            "skill://code-review/SKILL.md",
+            "skill://pdf-processing/SKILL.md",
+        }
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
 
@@ -248,6 +257,7 @@ def test_prompts_and_completion(transport: str) -> None:
             "test_prompt_with_arguments",
             "test_prompt_with_embedded_resource",
             "test_prompt_with_image",
+            "test_input_required_result_prompt",
         }
         assert [a.name for a in prompts["test_prompt_with_arguments"].arguments or []] == [
             "arg1",

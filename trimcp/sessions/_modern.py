@@ -28,8 +28,7 @@ from trimcp.errors import JsonRpcError, LocalProtocolError
 from trimcp.protocol import ErrorResponse, ServerConnection, encode_message, error_object_for
 
 from ._context import LOG_LEVELS, RequestContext
-from ._options import SessionOptions
-from ._session import server_options
+from ._options import SessionOptions, server_options
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -6,12 +6,13 @@ this package, so every module here may use it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import final
 
-from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
+from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE, ServerConnectionOptions
 
-__all__ = ["SessionOptions"]
+__all__ = ["SessionOptions", "server_options"]
 
 
 @final
@@ -42,3 +43,18 @@ class SessionOptions:
     write_queue: int = 256
     drain_timeout: float = 5.0
     write_timeout: float = 60.0
+
+
+@functools.lru_cache(maxsize=64)
+def server_options(
+    instructions: str | None, max_message_size: int, legacy_aliases: bool
+) -> ServerConnectionOptions:
+    """The protocol core's options for a server's sessions (and its 2026-07-28 requests).
+
+    Shared (they are frozen) rather than one copy per session.
+    """
+    return ServerConnectionOptions(
+        instructions=instructions,
+        max_message_size=max_message_size,
+        legacy_aliases=legacy_aliases,
+    )

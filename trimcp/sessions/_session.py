@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import logging
 import math
 from collections import deque
@@ -81,7 +80,6 @@ from trimcp.protocol import (
     ResponseReceived,
     Result,
     ServerConnection,
-    ServerConnectionOptions,
     UnexpectedResponse,
     error_object_for,
 )
@@ -91,7 +89,8 @@ from trimcp.transports import PendingAnswer, PushedInput, RequestStreamControl
 from ._context import LOG_LEVELS, RequestContext, SessionHandle, identity_of
 from ._inline import run_inline
 from ._input import INPUT_OVER, InputEvent, InputState, InputStep, next_input
-from ._options import SessionOptions
+from ._modern_lane import ModernLane
+from ._options import SessionOptions, server_options
 from ._outgoing import unwrap
 from ._shutdown import shutting_down
 from ._writer import SessionWriter
@@ -165,18 +164,6 @@ class _Reading:
         self.request: RequestId | None = None
 
 
-@functools.lru_cache(maxsize=64)
-def server_options(
-    instructions: str | None, max_message_size: int, legacy_aliases: bool
-) -> ServerConnectionOptions:
-    # Shared by the sessions of a server (frozen), rather than one copy per session.
-    return ServerConnectionOptions(
-        instructions=instructions,
-        max_message_size=max_message_size,
-        legacy_aliases=legacy_aliases,
-    )
-
-
 class Session(Actor):
     """One client session (see the module docstring)."""
 
@@ -225,6 +212,11 @@ class Session(Actor):
         self._inbox_room: trio.Event | None = None
         # The application's drain this session takes part in (set in ``init``), if any.
         self._app_drain: Drain | None = None
+        # 2026-07-28 requests on a stream the session reads (stdio, WebSocket): served
+        # beside the handshake (``_modern_lane.py``). HTTP serves those without a session.
+        self._lane: ModernLane | None = None
+        if not isinstance(stream, PushedInput):
+            self._lane = ModernLane(handler, self._options, self)
 
     # --- lifecycle ----------------------------------------------------------------------
 
@@ -253,6 +245,8 @@ class Session(Actor):
         may be left waiting for an answer that cannot come); their tasks end with the actor.
         """
         self._handler.session_closed(SessionHandle(self))
+        if self._lane is not None:
+            self._lane.cancel_all()
         if self._app_drain is not None:
             self._app_drain.discard(self)
         if self._requests:
@@ -273,7 +267,8 @@ class Session(Actor):
     @property
     def in_flight(self) -> int:
         """Requests running in a task of their own (an inline one never waits)."""
-        return len(self._requests) if self._requests else 0
+        modern = 0 if self._lane is None else self._lane.in_flight
+        return (len(self._requests) if self._requests else 0) + modern
 
     def begin_drain(self) -> None:
         """Take no new requests (each is answered -32000); let those in flight finish."""
@@ -429,6 +424,8 @@ class Session(Actor):
                     self._wake_pushers()
                 if isinstance(item, MessageTooLarge):
                     await self._refuse_oversized(item)
+                elif self._lane is not None and self._lane.take(item):
+                    continue
                 else:
                     received = self.connection.receive(item)
                     if events is None:
@@ -446,10 +443,19 @@ class Session(Actor):
         A stdio client closes stdin to end the session (Lifecycle > Shutdown) and may do so
         right after its last request; those requests are still answered.
         """
-        if not self._requests:
+        if self._lane is not None:
+            self._lane.end_listeners()
+        if not self.in_flight:
             self.stop(NORMAL)
         elif self._options.drain_timeout != math.inf:
             self.send_after(self._options.drain_timeout, _DrainTimeout())
+
+    def modern_done(self) -> None:
+        """A 2026-07-28 request finished: the drain may be over."""
+        if self._app_drain is not None:
+            self._app_drain.changed()
+        if self._input is InputState.DRAINING and not self.in_flight and not self.stopping:
+            self.stop(NORMAL)
 
     async def _send_notify(self, message: Notify) -> None:
         if self.connection.phase in _BEFORE_OPERATION:
@@ -593,7 +599,7 @@ class Session(Actor):
         await self._writer.write(reply)
         if self._app_drain is not None:
             self._app_drain.changed()
-        if self._input is InputState.DRAINING and not self._requests:
+        if self._input is InputState.DRAINING and not self.in_flight:
             self.stop(NORMAL)
 
     async def _answer_inline(self, data: bytes, request_id: RequestId) -> None:
@@ -647,7 +653,7 @@ class Session(Actor):
             with contextlib.suppress(LocalProtocolError):
                 self.connection.send_error(request_id, _CANCELLED)
             self._writer.write_soon((b"", request_id, True))
-        if self._input is InputState.DRAINING and not self._requests:
+        if self._input is InputState.DRAINING and not self.in_flight:
             self.stop(NORMAL)
 
     def _encode_result(self, request_id: RequestId, method: str, result: JsonObject) -> bytes:
