@@ -66,7 +66,7 @@ _KEY_STEMS: Final = {
 class Round:
     """One pass of a modern request's handler: the answers it has, the asks it made."""
 
-    __slots__ = ("_counts", "answers", "carried", "pending", "scope", "used")
+    __slots__ = ("_counts", "answers", "carried", "failure", "pending", "scope", "used")
 
     def __init__(self, answers: dict[str, JsonObject], carried: dict[str, JsonValue]) -> None:
         #: Answers by key: carried from earlier rounds, then this retry's ``inputResponses``.
@@ -79,6 +79,8 @@ class Round:
         self.used: set[str] = set()
         #: Encloses the handler; an unanswered ask cancels it.
         self.scope = trio.CancelScope()
+        #: A misuse found while asking (two asks under one key); it fails the call.
+        self.failure: LocalProtocolError | None = None
         self._counts: dict[str, int] = {}
 
     def key_for(self, method: str) -> str:
@@ -100,10 +102,13 @@ class Round:
             self.used.add(key)
             return answer
         if key in self.pending:
-            raise LocalProtocolError(
+            # A bug in the handler: kept, so that it fails the call even though the tool
+            # layer turns what the handler raises into an isError result.
+            self.failure = LocalProtocolError(
                 f"two requests for the client's input share the key {key!r}; "
                 "give each its own key= (the client answers each key once)"
             )
+            raise self.failure
         self.pending[key] = {"method": method, "params": dict(params or {})}
         for _ in range(_SETTLE_PASSES):
             await trio.lowlevel.checkpoint()
@@ -178,6 +183,8 @@ async def run_round(
     result: JsonObject | None = None
     with round_.scope:
         result = await body()
+    if round_.failure is not None:
+        raise round_.failure
     if result is not None and not round_.pending:
         return result
     if not round_.pending:  # pragma: no cover - the scope is only cancelled by an ask
