@@ -53,6 +53,7 @@ from trimcp.protocol import ResourceContents as ResourceContents
 from trimcp.protocol import Root as Root
 from trimcp.protocol import ToolAnnotations as ToolAnnotations
 
+from ._cache_hints import CacheHint as CacheHint
 from ._client_features import SampleResult as SampleResult
 from ._client_features import SamplingOptions as SamplingOptions
 from ._completion import CompletionHandler as CompletionHandler
@@ -69,6 +70,9 @@ from ._pagination import CursorCodec as CursorCodec
 from ._pagination import Paginator as Paginator
 from ._pagination import snapshot_of as snapshot_of
 from ._prompts import PromptOptions as PromptOptions
+from ._request_state import RequestStateKeys as RequestStateKeys
+from ._request_state import RequestStateSealer as RequestStateSealer
+from ._request_state import generate_key as generate_key
 from ._resources import ResourceOptions as ResourceOptions
 from ._result import ToolResult as ToolResult
 from ._run import INTERRUPTED as INTERRUPTED
@@ -98,6 +102,7 @@ __all__ = [
     "ArgumentError",
     "ArgumentProblem",
     "Audio",
+    "CacheHint",
     "CallArguments",
     "ClientCapabilityMissing",
     "Completion",
@@ -122,6 +127,8 @@ __all__ = [
     "PromptMessage",
     "PromptOptions",
     "PromptRef",
+    "RequestStateKeys",
+    "RequestStateSealer",
     "ResourceContents",
     "ResourceLink",
     "ResourceOptions",
@@ -141,6 +148,7 @@ __all__ = [
     "UriTemplate",
     "derive_function_schema",
     "derive_output_schema",
+    "generate_key",
     "listen_error",
     "parse_docstring",
     "run_server",
