@@ -2,14 +2,19 @@
 
 The harness starts a mock server for a scenario and runs ``conformance_client.py <url>``
 with ``MCP_CONFORMANCE_SCENARIO`` naming what to do (and ``MCP_CONFORMANCE_CONTEXT``, JSON,
-holding credentials for the scenarios that hand some over):
+holding credentials or arguments for the scenarios that hand some over). The session is
+dual-era: ``server/discover`` first, ``initialize`` for a 2025-11-25 server.
 
-* ``initialize``: connect (the handshake) and list the tools;
+* ``initialize``, ``request-metadata``, ``json-schema-ref-no-deref``: connect, list tools;
 * ``tools_call``: call ``add_numbers`` with two numbers;
 * ``elicitation-sep1034-client-defaults``: call the tool that asks for elicitation, and
   accept it without filling anything in: the client applies the schema's defaults;
 * ``sse-retry``: call the tool whose SSE stream the server closes; the client reconnects
   after the server's ``retry:`` with ``Last-Event-ID`` and gets the answer there;
+* ``sep-2322-client-request-state``: the multi round-trip tools; while one waits for its
+  elicitation, another tool is called beside it (its rounds must not leak into that call);
+* ``http-*``: list and call every tool (with the context's ``toolCalls`` arguments, else
+  made-up ones), read every resource, get every prompt: the headers are what is checked;
 * ``auth/...``: the server wants OAuth. List the tools and call the first one, signed in
   with ``trimcp.auth.client.OAuth`` (its authorization server approves at once, so the
   browser step just follows the redirects) or, for ``auth/client-credentials-*``, with
@@ -24,6 +29,7 @@ import json
 import logging
 import os
 import sys
+from typing import Any
 
 import trio
 
@@ -36,6 +42,7 @@ from trimcp.auth.client import (
 )
 from trimcp.client import (
     ClientHandlers,
+    ClientSession,
     ElicitRequest,
     ElicitResult,
     open_client_session,
@@ -50,15 +57,11 @@ TOOL_CALLS = {
     "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
     "sse-retry": ("test_reconnection", {}),
 }
-
-
-async def accept_with_defaults(request: ElicitRequest) -> ElicitResult:
-    """Accept, leaving every field to its default (the session fills them in)."""
-    return ElicitResult(action="accept", content={})
+SAMPLE_VALUES: dict[str, Any] = {"string": "us-west1", "integer": 1, "number": 1, "boolean": True}
 
 
 def authorization(
-    url: str, scenario: str, context: dict[str, str]
+    url: str, scenario: str, context: dict[str, Any]
 ) -> OAuth | ClientCredentials | None:
     if scenario.startswith("auth/client-credentials"):
         pem = context.get("private_key_pem")
@@ -77,22 +80,76 @@ def authorization(
     return None
 
 
-async def run(url: str, scenario: str, context: dict[str, str]) -> None:
-    handlers = ClientHandlers(elicitation=accept_with_defaults)
+def made_up_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for a tool's required parameters, one plausible value per type."""
+    properties = schema.get("properties") or {}
+    arguments: dict[str, Any] = {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type")
+        arguments[name] = SAMPLE_VALUES.get(kind if isinstance(kind, str) else "", "x")
+    return arguments
+
+
+async def exercise_everything(session: ClientSession, context: dict[str, Any]) -> None:
+    """Call every tool, read every resource, get every prompt (the http-* scenarios)."""
+    given = {call["name"]: call["arguments"] for call in context.get("toolCalls", [])}
+    tools = await session.list_tools()
+    for tool in tools:
+        arguments = given.get(tool.name) or made_up_arguments(tool.input_schema)
+        await session.call_tool(tool.name, arguments)
+    for name, arguments in given.items():
+        if name not in {tool.name for tool in tools}:
+            await session.call_tool(name, arguments)
+    for resource in await session.list_resources():
+        await session.read_resource(resource.uri)
+    for prompt in await session.list_prompts():
+        await session.get_prompt(prompt.name)
+
+
+async def multi_round_trip(session: ClientSession, handlers: dict[str, Any]) -> None:
+    """The sep-2322 tools; ``handlers["during"]`` runs inside the first elicitation."""
+    await session.list_tools()
+
+    async def call_unrelated() -> None:
+        print((await session.call_tool("test_mrtr_unrelated")).text)
+
+    handlers["during"] = call_unrelated
+    print((await session.call_tool("test_mrtr_echo_state")).text)
+    print((await session.call_tool("test_mrtr_no_state")).text)
+    print((await session.call_tool("test_mrtr_no_result_type")).text)
+
+
+async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
+    pending: dict[str, Any] = {}
+
+    async def elicit(request: ElicitRequest) -> ElicitResult:
+        during = pending.pop("during", None)
+        if during is not None:
+            await during()  # another call while this one waits for its input
+        if scenario == "sep-2322-client-request-state":
+            return ElicitResult(action="accept", content={"confirmed": True})
+        return ElicitResult(action="accept", content={})  # the session fills in defaults
+
     info = Implementation(name="trimcp-conformance-client", version="1.0.0")
     auth = authorization(url, scenario, context)
     async with (
         open_http_client_stream(url, auth=auth) as stream,
-        open_client_session(stream, client_info=info, handlers=handlers) as session,
+        open_client_session(
+            stream, client_info=info, handlers=ClientHandlers(elicitation=elicit)
+        ) as session,
     ):
-        tools = [tool.name for tool in await session.list_tools()]
-        if scenario in TOOL_CALLS:
-            result = await session.call_tool(*TOOL_CALLS[scenario])
-            print(result.text)
-        elif scenario.startswith("auth/") and tools:
-            print((await session.call_tool(tools[0], {})).text)
+        if scenario == "sep-2322-client-request-state":
+            await multi_round_trip(session, pending)
+        elif scenario.startswith("http-"):
+            await exercise_everything(session, context)
+        elif scenario in TOOL_CALLS:
+            print((await session.call_tool(*TOOL_CALLS[scenario])).text)
         else:
-            print(f"connected; tools: {', '.join(sorted(tools)) or 'none'}")
+            tools = [tool.name for tool in await session.list_tools()]
+            if scenario.startswith("auth/") and tools:
+                print((await session.call_tool(tools[0], {})).text)
+            else:
+                print(f"connected ({session.protocol_version}); tools: {', '.join(tools)}")
 
 
 def main() -> int:

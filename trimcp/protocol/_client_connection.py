@@ -3,6 +3,14 @@
 Deliberately smaller than ``ServerConnection``: it performs the handshake, gates requests on
 the server's declared capabilities, answers ``ping``, refuses server requests for client
 capabilities it did not declare, and shares all in-flight bookkeeping (``Exchange``).
+
+Two eras, chosen by ``ClientOptions.protocol_version``. A handshake version (2025-11-25 and
+older) runs the ``initialize`` lifecycle. A per-request version (2026-07-28) has no
+handshake: the connection operates at once, every request carries ``_meta`` with the
+version, the client's capabilities and identity (``_client_modern.request_meta``), the
+server's capabilities come from ``server/discover`` (``accept_discover``), and the server
+sends no requests (Basic > Versioning,
+https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
 from trimcp.errors import (
+    InternalError,
     InvalidParams,
     InvalidRequest,
     JsonRpcError,
@@ -27,12 +36,15 @@ from ._capabilities import (
     ServerCapabilities,
     declared,
 )
+from ._client_modern import request_meta, with_meta
 from ._codec import dump
 from ._codec_payloads import (
     capability_path,
     client_flags_for_request,
+    implementation_from_wire,
     initialize_params_to_wire,
     initialize_result_from_wire,
+    server_capabilities_from_wire,
 )
 from ._events import (
     InitializeCompleted,
@@ -45,23 +57,38 @@ from ._exchange import Exchange
 from ._intake import DEFAULT_MAX_MESSAGE_SIZE, as_remote, error_reply, read, result_reply
 from ._lifecycle import CLIENT_RULES, CLIENT_TRANSITIONS, LifecycleEvent, Phase, next_phase
 from ._messages import ErrorObject, ErrorResponse, Notification, Request, Result
-from ._types import InitializeParams, ProgressParams
-from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, features
+from ._request_meta import META_LOG_LEVEL, META_SERVER_INFO
+from ._types import Implementation, InitializeParams, InitializeResult, ProgressParams
+from ._versions import LATEST_VERSION, SUPPORTED_VERSIONS, features, is_modern
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ._events import Event
     from ._json import JsonObject, RequestId
-    from ._types import Implementation, InitializeResult
     from ._versions import VersionFeatures
+
+
+#: Who a server is that did not say (``serverInfo`` is a SHOULD in 2026-07-28).
+_NO_INFO = Implementation(name="", version="")
+
+
+def _server_info(value: object) -> Implementation | None:
+    if not isinstance(value, dict):
+        return None
+    try:
+        return implementation_from_wire(value, "serverInfo")
+    except InvalidParams:
+        return None
 
 
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClientOptions:
-    """``protocol_version`` is what ``initialize`` asks for; ``supported_versions`` what
-    the client accepts in the answer (anything else closes the session)."""
+    """``protocol_version`` is what ``initialize`` asks for, or, when it is a per-request
+    version (2026-07-28), what every request declares in ``_meta`` (no handshake then);
+    ``supported_versions`` what the client accepts in an ``initialize`` answer (anything
+    else closes the session)."""
 
     protocol_version: str = LATEST_VERSION
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
@@ -77,9 +104,11 @@ class ClientConnection:
         "_client_info",
         "_exchange",
         "_initialize_id",
+        "_meta",
         "_options",
         "_phase",
         "_server",
+        "log_level",
     )
 
     def __init__(
@@ -91,10 +120,21 @@ class ClientConnection:
         self._client_info = client_info
         self._capabilities = capabilities or ClientCapabilities()
         self._options = options or ClientOptions()
-        self._phase = Phase.AWAITING_INITIALIZE
         self._exchange = Exchange()
         self._initialize_id: RequestId | None = None
         self._server: InitializeResult | None = None
+        #: Per-request era only: the level of ``notifications/message`` every request asks
+        #: for in ``_meta`` (None: none, so the server sends no log lines).
+        self.log_level: str | None = None
+        # The per-request era has no lifecycle: it operates from the start. ``_meta`` is
+        # None in the handshake era.
+        self._meta: JsonObject | None = None
+        self._phase = Phase.AWAITING_INITIALIZE
+        if is_modern(self._options.protocol_version):
+            self._meta = request_meta(
+                self._options.protocol_version, self._capabilities, client_info
+            )
+            self._phase = Phase.OPERATING
 
     @property
     def phase(self) -> Phase:
@@ -102,8 +142,41 @@ class ClientConnection:
         return self._phase
 
     @property
+    def modern(self) -> bool:
+        """Whether this connection speaks the per-request era (no ``initialize``)."""
+        return self._meta is not None
+
+    @property
     def initialize_result(self) -> InitializeResult | None:
-        """What the server answered (version, capabilities, info, instructions)."""
+        """What the server answered (version, capabilities, info, instructions).
+
+        In the per-request era: what ``server/discover`` said, once ``accept_discover`` saw it.
+        """
+        return self._server
+
+    def accept_discover(self, result: JsonObject) -> InitializeResult:
+        """Take the server's capabilities and identity from its ``DiscoverResult``.
+
+        Requests are then gated on those capabilities, as after a handshake; what the
+        server said is returned in the handshake's shape (``initialize_result``), with this
+        connection's version. ``serverInfo`` is read from ``_meta`` (where 2026-07-28 puts
+        it), else from a top-level member some servers still send; without a usable one,
+        name and version are empty. Unknown capability members are kept, as always.
+
+        Raises:
+            LocalProtocolError: this connection speaks the handshake era.
+        """
+        if self._meta is None:
+            raise LocalProtocolError("server/discover belongs to the per-request era")
+        meta = result.get("_meta")
+        info = _server_info(meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None)
+        instructions = result.get("instructions")
+        self._server = InitializeResult(
+            protocol_version=self._options.protocol_version,
+            capabilities=server_capabilities_from_wire(result.get("capabilities")),
+            server_info=info or _server_info(result.get("serverInfo")) or _NO_INFO,
+            instructions=instructions if isinstance(instructions, str) else None,
+        )
         return self._server
 
     @property
@@ -122,6 +195,8 @@ class ClientConnection:
         Raises:
             LocalProtocolError: ``initialize`` was already sent.
         """
+        if self._meta is not None:
+            raise LocalProtocolError("the per-request era (2026-07-28) has no initialize")
         self._phase_after(LifecycleEvent.SEND_INITIALIZE)  # refuse before an id is spent
         params = InitializeParams(
             protocol_version=self._options.protocol_version,
@@ -180,21 +255,37 @@ class ClientConnection:
 
     def _on_request(self, request: Request) -> list[Event]:
         try:
+            if self._meta is not None:
+                # 2026-07-28, Transports: "The server MUST NOT write JSON-RPC requests";
+                # what it needs from the client comes as an InputRequiredResult.
+                raise InvalidRequest(
+                    f"{request.method}: a 2026-07-28 server sends no requests; "
+                    "ask with an InputRequiredResult"
+                )
             if request.method not in CLIENT_RULES[self._phase].receive_requests:
                 raise InvalidRequest(f"Received {request.method} before initialization finished")
             if request.method == "ping":
                 return [result_reply(request.id, {})]
-            self._check_declared(request)
+            self.check_declared(request.method, request.params)
             token = self._exchange.start_inbound(request, request.method)
         except (JsonRpcError, LocalProtocolError) as exc:
             return [error_reply(request.id, as_remote(exc))]
         return [RequestReceived(request=request, progress_token=token)]
 
-    def _check_declared(self, request: Request) -> None:
-        flag = CLIENT_CAPABILITY_FOR_REQUEST.get(request.method)
+    def check_declared(self, method: str, params: JsonObject | None) -> None:
+        """Check that the client declared what a server's request for ``method`` needs.
+
+        A server's request (2025-11-25) or an ``inputRequests`` entry (2026-07-28, which
+        the server "MUST NOT" send for an undeclared capability) alike.
+
+        Raises:
+            MethodNotFound: the feature itself is undeclared (-32601).
+            InvalidParams: an elicitation mode or sampling with tools is (-32602).
+        """
+        flag = CLIENT_CAPABILITY_FOR_REQUEST.get(method)
         if flag is not None and not declared(self._capabilities, flag):
-            raise MethodNotFound(request.method)
-        for extra in client_flags_for_request(request.method, request.params):
+            raise MethodNotFound(method)
+        for extra in client_flags_for_request(method, params):
             if not declared(self._capabilities, extra):
                 # Elicitation / Sampling (2025-11-25): an undeclared mode or tool use is -32602.
                 raise InvalidParams(f"The client did not declare {capability_path(extra)}")
@@ -203,12 +294,31 @@ class ClientConnection:
         if self._phase in (Phase.AWAITING_INITIALIZE, Phase.NEGOTIATING):
             return []
         if notification.method == "notifications/cancelled":
+            if self._meta is not None:
+                return self._on_server_cancel(notification.params)
             return self._exchange.on_cancelled(notification.params, protected=None)
         if notification.method == "notifications/progress":
             return self._exchange.on_progress(notification.params)
         if notification.method == "notifications/tasks/status":
             self._exchange.on_task_status(notification.params)
         return [NotificationReceived(notification=notification)]
+
+    def _on_server_cancel(self, params: JsonObject | None) -> list[Event]:
+        """A 2026-07-28 server ends a ``subscriptions/listen`` stream of ours (stdio).
+
+        Its only use of ``notifications/cancelled`` (schema, ``CancelledNotification``):
+        the pending request is answered here with an error saying so; an unknown id is
+        ignored, as a late cancel always may be.
+        """
+        target = params.get("requestId") if isinstance(params, dict) else None
+        if not isinstance(target, str | int) or target not in self._exchange.outbound_ids:
+            return []
+        reason = params.get("reason") if isinstance(params, dict) else None
+        message = "the server ended it (notifications/cancelled)"
+        if isinstance(reason, str) and reason:
+            message = f"{message}: {reason}"
+        error = ErrorObject(code=InternalError.CODE, message=message)
+        return self._exchange.on_response(ErrorResponse(id=target, error=error))
 
     def _on_response(self, response: Result | ErrorResponse) -> list[Event]:
         events = self._exchange.on_response(response)
@@ -255,6 +365,11 @@ class ClientConnection:
             raise LocalProtocolError(
                 f"{method} needs the server capability {capability_path(flag)}"
             )
+        if self._meta is not None:
+            meta = self._meta
+            if self.log_level is not None:
+                meta = {**meta, META_LOG_LEVEL: self.log_level}
+            params = with_meta(params, meta)
         return self._exchange.request(method, params)
 
     def send_notification(self, method: str, params: JsonObject | None = None) -> bytes:
@@ -269,6 +384,9 @@ class ClientConnection:
             raise LocalProtocolError(f"send {method} with send_progress() or send_cancel()")
         if method not in CLIENT_RULES[self._phase].send_notifications:
             raise LocalProtocolError(f"cannot send {method} in phase {self._phase.value}")
+        if self._meta is not None:
+            # 2026-07-28 defines no client notification but notifications/cancelled.
+            raise LocalProtocolError(f"{method} does not exist in the per-request era")
         flag = CLIENT_OWN_CAPABILITY_FOR_NOTIFICATION.get(method)
         if flag is not None and not declared(self._capabilities, flag):
             raise LocalProtocolError(

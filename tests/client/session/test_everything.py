@@ -2,7 +2,8 @@
 
 The server is ``examples/everything_server.py``'s ``build_server()``, run in a real
 ``trimcp.sessions.Session`` actor (as ``trimcp.testing``'s in-memory client does), so every
-typed method meets a real implementation: no process, no socket.
+typed method meets a real implementation: no process, no socket. Each test runs in both
+eras (the ``era`` fixture): 2026-07-28 per request, and 2025-11-25's handshake.
 """
 
 from __future__ import annotations
@@ -12,12 +13,18 @@ import json
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 from trimcp.actors import spawn
+from trimcp.client.session import (
+    ClientSessionOptions,
+    open_client_session,
+    prompt_ref,
+    resource_ref,
+)
 from trimcp.client.session._handlers import (
     ClientHandlers,
     ElicitRequest,
@@ -26,8 +33,8 @@ from trimcp.client.session._handlers import (
     SamplingRequest,
     SamplingResult,
 )
-from trimcp.client.session._session import open_client_session, prompt_ref, resource_ref
-from trimcp.errors import InvalidParams, ResourceNotFound
+from trimcp.errors import InvalidParams, MissingClientCapability, ResourceNotFound
+from trimcp.protocol import Era
 from trimcp.sessions import Session
 from trimcp.transports import memory_stream_pair
 
@@ -54,27 +61,40 @@ def load_example() -> ModuleType:
 EVERYTHING = load_example()
 
 
+@pytest.fixture(params=["2026-07-28", "2025-11-25"])
+def era(request: pytest.FixtureRequest) -> str:
+    """The protocol version every session of the test is forced to speak."""
+    return str(request.param)
+
+
 @asynccontextmanager
-async def everything(handlers: ClientHandlers | None = None) -> AsyncIterator[ClientSession]:
+async def everything(
+    version: str, handlers: ClientHandlers | None = None
+) -> AsyncIterator[ClientSession]:
     server = EVERYTHING.build_server()
     server_end, client_end = memory_stream_pair()
+    options = ClientSessionOptions(protocol_version=version)
     async with trio.open_nursery() as nursery:
         ref = await spawn(nursery, Session(server_end, server, server.session_options))
         try:
-            async with open_client_session(client_end, handlers=handlers) as session:
+            async with open_client_session(
+                client_end, handlers=handlers, options=options
+            ) as session:
+                assert session.protocol_version == version
                 yield session
         finally:
             ref.request_stop()
 
 
-async def test_tools_list_and_call() -> None:
-    async with everything() as session:
+async def test_tools_list_and_call(era: str) -> None:
+    async with everything(era) as session:
         assert session.server_info.name == "trimcp-everything"
         tools = {tool.name: tool for tool in await session.list_tools()}
         assert tools["echo"].display_name == "Echo"
         assert tools["echo"].annotations is not None
         assert tools["echo"].annotations.read_only_hint is True
-        assert tools["sleep"].task_support == "optional"
+        if session.era is Era.HANDSHAKE:  # 2026-07-28 moved tasks to an extension
+            assert tools["sleep"].task_support == "optional"
         assert (await session.call_tool("echo", {"text": "hi"})).text == "hi"
         added = await session.call_tool("add", {"a": 2, "b": 3})
         assert added.structured_content == {"sum": 5}  # validated against its outputSchema
@@ -84,10 +104,10 @@ async def test_tools_list_and_call() -> None:
             await session.call_tool("no_such_tool")
 
 
-async def test_progress_and_logging() -> None:
+async def test_progress_and_logging(era: str) -> None:
     logs: list[LogMessage] = []
     seen: list[Progress] = []
-    async with everything(ClientHandlers(on_log=logs.append)) as session:
+    async with everything(era, ClientHandlers(on_log=logs.append)) as session:
         await session.set_logging_level("debug")
         result = await session.call_tool("sleep", {"seconds": 0.3}, on_progress=seen.append)
         assert result.text == "slept 0.3 s"
@@ -98,7 +118,7 @@ async def test_progress_and_logging() -> None:
     assert all(isinstance(log.level, str) for log in logs)
 
 
-async def test_resources_and_subscription() -> None:
+async def test_resources_and_subscription(era: str) -> None:
     updated: list[str] = []
     done = trio.Event()
 
@@ -106,7 +126,7 @@ async def test_resources_and_subscription() -> None:
         updated.append(uri)
         done.set()
 
-    async with everything(ClientHandlers(on_resource_updated=on_updated)) as session:
+    async with everything(era, ClientHandlers(on_resource_updated=on_updated)) as session:
         uris = {resource.uri for resource in await session.list_resources()}
         assert "test://static-text" in uris
         templates = await session.list_resource_templates()
@@ -115,7 +135,9 @@ async def test_resources_and_subscription() -> None:
         assert json.loads(contents[0].text or "")["id"] == "7"
         binary = await session.read_resource("test://static-binary")
         assert binary[0].blob
-        with pytest.raises(ResourceNotFound):
+        # 2026-07-28 answers an unknown resource with -32602, no longer -32002.
+        unknown = InvalidParams if session.era is Era.MODERN else ResourceNotFound
+        with pytest.raises(unknown):
             await session.read_resource("test://nothing-here")
         await session.subscribe_resource("test://watched-resource")
         await session.call_tool("update_watched_resource")
@@ -125,8 +147,8 @@ async def test_resources_and_subscription() -> None:
     assert updated == ["test://watched-resource"]
 
 
-async def test_prompts_and_completion() -> None:
-    async with everything() as session:
+async def test_prompts_and_completion(era: str) -> None:
+    async with everything(era) as session:
         names = {prompt.name for prompt in await session.list_prompts()}
         assert "test_prompt_with_arguments" in names
         prompt = await session.get_prompt("test_prompt_with_arguments", {"arg1": "x", "arg2": "y"})
@@ -137,7 +159,7 @@ async def test_prompts_and_completion() -> None:
         assert isinstance((await session.complete(template, "id", "")).values, tuple)
 
 
-async def test_sampling_elicitation_and_roots() -> None:
+async def test_sampling_elicitation_and_roots(era: str) -> None:
     async def sample(request: SamplingRequest) -> SamplingResult:
         text = request.messages[0]["content"]
         assert isinstance(text, dict)
@@ -154,7 +176,7 @@ async def test_sampling_elicitation_and_roots() -> None:
         elicitation_modes=("form", "url"),
         roots=[Root(uri="file:///work", name="work")],
     )
-    async with everything(handlers) as session:
+    async with everything(era, handlers) as session:
         sampled = await session.call_tool("test_sampling", {"prompt": "hello"})
         assert sampled.text == "LLM response: echo hello"
         defaults = await session.call_tool("test_elicitation_sep1034_defaults")
@@ -167,8 +189,13 @@ async def test_sampling_elicitation_and_roots() -> None:
         await session.send_roots_list_changed()
 
 
-async def test_refused_client_features_reach_the_tool() -> None:
-    async with everything() as session:
+async def test_refused_client_features_reach_the_tool(era: str) -> None:
+    async with everything(era) as session:
+        if session.era is Era.MODERN:
+            # 2026-07-28: the server refuses the request itself (-32021).
+            with pytest.raises(MissingClientCapability):
+                await session.call_tool("list_roots")
+            return
         result = await session.call_tool("list_roots")
         assert result.is_error  # the server could not ask: roots were not declared
 
@@ -176,7 +203,9 @@ async def test_refused_client_features_reach_the_tool() -> None:
 async def test_tool_as_task() -> None:
     statuses: list[Task] = []
     progress: list[Progress] = []
-    async with everything(ClientHandlers(on_task_status=statuses.append)) as session:
+    handlers = ClientHandlers(on_task_status=statuses.append)
+    # The core tasks of 2025-11-25; 2026-07-28 made them an extension.
+    async with everything("2025-11-25", handlers) as session:
         # The everything server declares tasks for tools/call; if it stops, this must fail,
         # not skip, or the client's task methods would go untested without anyone noticing.
         assert session.server_capabilities.tasks_tools_call, "tasks for tools/call not declared"
@@ -193,8 +222,8 @@ async def test_tool_as_task() -> None:
         assert cancelled.status == "cancelled"
 
 
-async def test_raw_request(**_: Any) -> None:
-    async with everything() as session:
+async def test_raw_request(era: str) -> None:
+    async with everything(era) as session:
         result = await session.request("tools/call", {"name": "echo", "arguments": {"text": "r"}})
         assert result["content"] == [{"type": "text", "text": "r"}]
 

@@ -18,14 +18,14 @@ import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trimcp.client.session._core import ClientSessionOptions
+from trimcp.client.session import open_client_session
 from trimcp.client.session._handlers import (
     ClientHandlers,
     ElicitRequest,
     ElicitResult,
     Root,
 )
-from trimcp.client.session._session import open_client_session
+from trimcp.client.session._options import ClientSessionOptions
 from trimcp.errors import (
     ConnectionLost,
     InvalidParams,
@@ -78,7 +78,15 @@ class FakeServer:
     async def answer(self, request: dict[str, Any], result: dict[str, Any]) -> None:
         await self.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
 
-    async def handshake(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def handshake(
+        self, capabilities: dict[str, Any] | None = None, *, probed: bool = True
+    ) -> dict[str, Any]:
+        """Refuse the dual-era probe as a 2025-11-25 server does (unless not ``probed``:
+        a renewal), then initialize."""
+        if probed:
+            probe = await self.expect("server/discover")
+            error = {"code": -32600, "message": "Received server/discover before initialize"}
+            await self.send({"jsonrpc": "2.0", "id": probe["id"], "error": error})
         init = await self.expect("initialize")
         await self.answer(
             init,
@@ -428,7 +436,7 @@ async def test_session_expired_reinitializes_and_retries() -> None:
     async with fake_session(wrap=wrap) as (session, server):
 
         async def serve() -> None:
-            await server.handshake()  # the renewal
+            await server.handshake(probed=False)  # the renewal: the era is known
             call = await server.expect("tools/call")
             await server.answer(call, {"content": [{"type": "text", "text": "again"}]})
 

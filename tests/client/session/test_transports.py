@@ -16,7 +16,7 @@ import trio
 
 from trimcp.client.process._launch import ProcessSpec
 from trimcp.client.process._process import open_server_process
-from trimcp.client.session._session import open_client_session
+from trimcp.client.session import open_client_session
 from trimcp.errors import ConnectionLost, ServerExited
 from trimcp.transports import open_websocket_stream
 

@@ -19,7 +19,7 @@ import trio
 import trio.testing
 
 from tests.http._client import build_server, running
-from trimcp.client.session._session import open_client_session
+from trimcp.client.session import open_client_session
 from trimcp.http import HttpOptions
 from trimcp.transports.http_client._client import open_http_client_stream
 

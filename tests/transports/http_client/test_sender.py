@@ -20,7 +20,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from tests.http._client import running
-from trimcp.client.session._session import open_client_session
+from trimcp.client.session import open_client_session
 from trimcp.http import HttpOptions
 from trimcp.transports.http_client._client import open_http_client_stream
 

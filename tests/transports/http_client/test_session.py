@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from tests.http._client import running
-from trimcp.client.session._session import open_client_session
+from trimcp.client.session import open_client_session
 from trimcp.transports.http_client._client import open_http_client_stream
 
 from .test_helpers import streaming_server

@@ -22,6 +22,7 @@ cancellation, so that no server outlives the block.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -53,6 +54,9 @@ _STDOUT_LINGER = 0.5
 
 # How long an EOF on stdout, or a broken stdin, waits for the exit it usually means.
 _EXIT_WAIT = 1.0
+
+# One number per process launched by this interpreter.
+_SERIALS = itertools.count(1)
 
 
 @final
@@ -107,6 +111,8 @@ class ServerProcess(trio.abc.AsyncResource):
         self._output_ended = trio.Event()  # a reader met the end of stdout
         self._send_failure: TransportBroken | TransportClosed | None = None
         self._helpers = trio.CancelScope()
+        # Tells processes apart when the system reuses a pid.
+        self._serial = next(_SERIALS)
 
     @property
     def pid(self) -> int:
@@ -122,6 +128,18 @@ class ServerProcess(trio.abc.AsyncResource):
     def argv(self) -> tuple[str, ...]:
         """What was executed: the resolved program and the arguments."""
         return self._launch.resolved.argv
+
+    @property
+    def server_key(self) -> str:
+        """This process, as the server whose protocol era a session remembers
+        (``trimcp.transports.http_client.ServerIdentity``): MCP 2026-07-28 caches the era
+        "for the lifetime of the server process"; a restarted server is probed again."""
+        return f"stdio:{self.pid}:{self._serial}"
+
+    @property
+    def authorization_context(self) -> str | None:
+        """None: a stdio server is not sent credentials (``ServerIdentity``)."""
+        return None
 
     @property
     def closing(self) -> bool:

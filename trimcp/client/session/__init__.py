@@ -1,15 +1,22 @@
 """``ClientSession``: one MCP session from the client's side, over any ``MessageStream``.
 
-The handshake declares only the capabilities that have handlers; every MCP method is a
-method here (with pagination, output-schema checks and timeouts reset by progress);
-sampling, elicitation and roots requests from the server go to ``ClientHandlers``.
+Dual-era: a 2026-07-28 server is spoken to per request (``server/discover``, ``_meta`` on
+every request, multi round-trip results, ``subscriptions/listen``), an older one through
+the ``initialize`` handshake; the era of each server is found out once and remembered
+(``EraCache``). Only the capabilities that have handlers are declared; every MCP method is
+a method here (with pagination, list caching, output-schema checks and timeouts reset by
+progress); sampling, elicitation and roots go to ``ClientHandlers`` whether the server
+asks with a request (2025-11-25) or an ``InputRequiredResult`` (2026-07-28).
 """
 
-from ._core import ClientSessionOptions as ClientSessionOptions
+from ._eracache import DEFAULT_ERA_CACHE as DEFAULT_ERA_CACHE
+from ._eracache import EraCache as EraCache
 from ._handlers import ClientHandlers as ClientHandlers
 from ._handlers import ElicitRequest as ElicitRequest
 from ._handlers import SamplingRequest as SamplingRequest
 from ._handlers import SamplingResult as SamplingResult
+from ._open import open_client_session as open_client_session
+from ._options import ClientSessionOptions as ClientSessionOptions
 from ._results import CallToolResult as CallToolResult
 from ._results import GetPromptResult as GetPromptResult
 from ._results import LogMessage as LogMessage
@@ -21,16 +28,17 @@ from ._results import ResourceTemplate as ResourceTemplate
 from ._results import Task as Task
 from ._results import Tool as Tool
 from ._session import ClientSession as ClientSession
-from ._session import open_client_session as open_client_session
 from ._session import prompt_ref as prompt_ref
 from ._session import resource_ref as resource_ref
 
 __all__ = [
+    "DEFAULT_ERA_CACHE",
     "CallToolResult",
     "ClientHandlers",
     "ClientSession",
     "ClientSessionOptions",
     "ElicitRequest",
+    "EraCache",
     "GetPromptResult",
     "LogMessage",
     "Progress",

@@ -43,8 +43,6 @@ from trimcp.errors import (
     TransportClosed,
 )
 from trimcp.protocol import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    LATEST_VERSION,
     CancelReceived,
     ErrorObject,
     ErrorResponse,
@@ -79,37 +77,9 @@ if TYPE_CHECKING:
     )
     from trimcp.transports import MessageStream
 
+    from ._options import ClientSessionOptions
+
 logger = logging.getLogger(__name__)
-
-
-@final
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClientSessionOptions:
-    """How a ``ClientSession`` behaves. Every default is stated.
-
-    Attributes:
-        request_timeout: seconds a request may wait for its answer (default 60); a method's
-            ``timeout=None`` means this, ``math.inf`` means no limit. On expiry
-            ``notifications/cancelled`` is sent and ``RequestTimeout`` raised.
-        reset_timeout_on_progress: each progress notification for a request restarts its
-            timeout (default True; Lifecycle > Timeouts: MAY).
-        max_request_timeout: an absolute limit that progress cannot extend (default None,
-            none; the spec says SHOULD have one, so hosts should set it).
-        protocol_version: what ``initialize`` asks for (default the latest, 2025-11-25).
-        max_message_size: the largest message accepted from the server (default 4 MiB).
-        validate_structured_content: check ``structuredContent`` against the tool's
-            ``outputSchema`` when it is known from ``list_tools`` (default True).
-        close_timeout: seconds leaving the session waits for queued messages (such as a
-            last ``notifications/cancelled``) to be written (default 1).
-    """
-
-    request_timeout: float = 60.0
-    reset_timeout_on_progress: bool = True
-    max_request_timeout: float | None = None
-    protocol_version: str = LATEST_VERSION
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
-    validate_structured_content: bool = True
-    close_timeout: float = 1.0
 
 
 @final
@@ -140,6 +110,16 @@ _Key: TypeAlias = tuple[int, "RequestId"]
 class _Outgoing:
     data: bytes
     key: _Key | None = None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """How one request is waited for (``SessionCore.request``'s keyword arguments)."""
+
+    timeout: float | None
+    on_progress: ProgressCallback | None
+    on_sent: Callable[[RequestId], object] | None
 
 
 class _RetryableExpiry(Exception):  # an internal signal, never escapes the core
@@ -295,10 +275,50 @@ class SessionCore:
         if not isinstance(arrival, InitializeResult):
             raise RemoteProtocolError(f"unexpected answer to initialize: {arrival!r}")
         self._enqueue(self._conn.send_initialized())
+        self.mark_ready()
+        return arrival
+
+    def use_connection(self, new_connection: Callable[[], ClientConnection]) -> None:
+        """Start over with a fresh protocol core from ``new_connection`` (the other era).
+
+        For the opening only, before any request of the caller's: answers that still come
+        for the old core's requests (a probe that timed out) match nothing and are dropped.
+        """
+        self._new_connection = new_connection
+        self._generation += 1
+        self._conn = new_connection()
+
+    async def probe(
+        self, method: str, params: JsonObject | None, *, timeout: float | None
+    ) -> Result | ErrorObject:
+        """Send one request before the session is ready and return the raw answer.
+
+        The era probe (``server/discover``): unlike ``request`` it does not wait for a
+        handshake, and a probe that gets no answer in time is not cancelled: a legacy
+        server would choke on ``notifications/cancelled`` for a request it never knew.
+
+        Raises:
+            RequestTimeout: no answer within ``timeout`` (None: ``request_timeout``).
+            ConnectionLost / TransportClosed: the transport ended first.
+            RemoteProtocolError: the server broke the protocol.
+        """
+        self._check_open(method)
+        request_id, data = self._conn.send_request(method, params)
+        key = (self._generation, request_id)
+        arrival = await self._exchange(key, data, method, timeout, None, cancel=False)
+        if isinstance(arrival, Result | ErrorObject):
+            return arrival
+        if isinstance(arrival, _Lost):
+            if isinstance(arrival.cause, RemoteProtocolError):
+                raise arrival.cause
+            raise connection_lost(method, arrival.cause) from arrival.cause
+        raise RemoteProtocolError(f"unexpected answer to {method}: {arrival!r}")
+
+    def mark_ready(self) -> None:
+        """Let requests go out: the per-request era is ready once it knows the server."""
         if isinstance(self._stream, ReadyMarker):  # a ServerProcess: exits are now "in operation"
             self._stream.mark_ready()
         self._ready.set()
-        return arrival
 
     async def _renew(self, generation: int) -> None:
         """Start a new session after ``SessionExpired``, once per expired generation."""
@@ -334,29 +354,34 @@ class SessionCore:
         *,
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        on_sent: Callable[[RequestId], object] | None = None,
     ) -> JsonObject:
-        """Send a request and return its result (see ``ClientSession.request``)."""
+        """Send a request and return its result (see ``ClientSession.request``).
+
+        ``on_sent`` is called with the request's JSON-RPC id just before it is queued (a
+        ``subscriptions/listen`` stream is known by it).
+        """
+        sent = _Sent(timeout, on_progress, on_sent)
         try:
-            return await self._request_once(method, params, timeout, on_progress)
+            return await self._request_once(method, params, sent)
         except _RetryableExpiry as first:
             await self._renew(first.generation)
         try:
-            return await self._request_once(method, params, timeout, on_progress)
+            return await self._request_once(method, params, sent)
         except _RetryableExpiry as second:
             raise second.cause from None
 
     async def _request_once(
-        self,
-        method: str,
-        params: JsonObject | None,
-        timeout: float | None,
-        on_progress: ProgressCallback | None,
+        self, method: str, params: JsonObject | None, sent: _Sent
     ) -> JsonObject:
         await self._ready.wait()
         self._check_open(method)
         generation = self._generation
         request_id, data = self._conn.send_request(method, params)
+        if sent.on_sent is not None:
+            sent.on_sent(request_id)
         key = (generation, request_id)
+        timeout, on_progress = sent.timeout, sent.on_progress
         try:
             arrival = await self._exchange(key, data, method, timeout, on_progress)
         finally:
@@ -375,19 +400,23 @@ class SessionCore:
             raise connection_lost(method, arrival.cause) from arrival.cause
         raise RemoteProtocolError(f"unexpected answer to {method}: {arrival!r}")
 
-    async def _exchange(
+    async def _exchange(  # noqa: PLR0913  # one request's facts and the one switch
         self,
         key: _Key,
         data: bytes,
         method: str,
         timeout: float | None,
         on_progress: ProgressCallback | None,
+        *,
+        cancel: bool = True,
     ) -> _Answer:
-        """Send ``data`` and wait for what answers ``key``; cancel it if we stop waiting."""
+        """Send ``data`` and wait for what answers ``key``; cancel it if we stop waiting
+        (unless ``cancel`` is False: ``initialize``, and the era probe)."""
         waiter: PendingAnswer[_Answer, Progress] = PendingAnswer()
         self._pending[key] = waiter
         if method == "initialize":
             self._init_key = key
+            cancel = False
         conn = self._conn
         reason = "the client stopped waiting"
         answered = False
@@ -405,7 +434,7 @@ class SessionCore:
                 reason = f"no answer within {limit:g} s"
                 raise RequestTimeout(
                     f"{method} got no answer within {limit:g} s; "
-                    + ("it was not cancelled" if method == "initialize" else "it was cancelled"),
+                    + ("it was cancelled" if cancel else "it was not cancelled"),
                     method=method,
                     timeout=limit,
                 ) from None
@@ -413,7 +442,7 @@ class SessionCore:
             return arrival
         finally:
             del self._pending[key]
-            if not answered and method != "initialize":
+            if not answered and cancel:
                 self._send_cancel(conn, key[1], reason)
 
     def _send_cancel(self, conn: ClientConnection, request_id: RequestId, reason: str) -> None:

@@ -12,14 +12,17 @@ from typing import TYPE_CHECKING
 
 from trimcp.errors import (
     ConnectionLost,
+    HeaderMismatch,
     InternalError,
     InvalidParams,
     InvalidRequest,
     JsonRpcError,
     MethodNotFound,
+    MissingClientCapability,
     ParseError,
     ResourceNotFound,
     TransportClosed,
+    UnsupportedProtocolVersion,
     UrlElicitationRequired,
 )
 from trimcp.protocol import ABSENT
@@ -50,9 +53,26 @@ def error_from(error: ErrorObject, method: str) -> JsonRpcError:
         items = data.get("elicitations") if isinstance(data, dict) else None
         exc = UrlElicitationRequired(items if isinstance(items, list) else [], message)
     else:
-        exc = JsonRpcError(error.code, message, data)
+        exc = _modern_error(error.code, message, data)
     exc.data = data
     return exc
+
+
+def _modern_error(code: int, message: str, data: object) -> JsonRpcError:
+    """The errors of 2026-07-28 (-32020, -32021, -32022), or a plain ``JsonRpcError``."""
+    info = data if isinstance(data, dict) else {}
+    if code == HeaderMismatch.CODE:
+        header = info.get("header")
+        return HeaderMismatch(message, header if isinstance(header, str) else None)
+    if code == MissingClientCapability.CODE:
+        required = info.get("requiredCapabilities")
+        return MissingClientCapability(required if isinstance(required, dict) else {}, message)
+    if code == UnsupportedProtocolVersion.CODE:
+        supported = info.get("supported")
+        listed = supported if isinstance(supported, list) else []
+        versions = [version for version in listed if isinstance(version, str)]
+        return UnsupportedProtocolVersion(info.get("requested"), versions, message)
+    return JsonRpcError(code, message, data)
 
 
 def connection_lost(method: str, cause: BaseException) -> ConnectionLost | TransportClosed:

@@ -1,13 +1,14 @@
 """Listing methods page by page: one ``*/list`` page, or every page by following ``nextCursor``.
 
-Shared by ``ClientSession`` (tools, resources, templates, prompts) and its task methods
-(``tasks/list``); both hand in the ``SessionCore`` that sends the requests. MCP 2025-11-25,
-Utilities > Pagination: the cursor is opaque, and a missing ``nextCursor`` ends the listing.
+Shared by ``ClientSession`` (tools, resources, templates, prompts; through its list cache)
+and its task methods (``tasks/list``, through the ``SessionCore``); both hand in a
+``Requester`` that sends the requests. MCP 2025-11-25, Utilities > Pagination: the cursor is
+opaque, and a missing ``nextCursor`` ends the listing.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from trimcp.errors import RemoteProtocolError
 from trimcp.protocol import Fields, Page
@@ -15,15 +16,23 @@ from trimcp.protocol import Fields, Page
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ._core import SessionCore
+    from trimcp.protocol import JsonObject
 
-__all__ = ["every_page", "one_page"]
+__all__ = ["Requester", "every_page", "one_page"]
 
 T = TypeVar("T")
 
 
+class Requester(Protocol):
+    """Sends one request and returns its result (``SessionCore`` is one)."""
+
+    async def request(self, method: str, params: JsonObject | None = None) -> JsonObject:
+        """Send ``method`` and return the result, or raise what the request raised."""
+        ...
+
+
 async def one_page(
-    core: SessionCore, method: str, key: str, parse: Callable[[Fields], T], cursor: str | None
+    core: Requester, method: str, key: str, parse: Callable[[Fields], T], cursor: str | None
 ) -> Page[T]:
     """Request one page of ``method`` and parse the items under ``key``."""
     result = await core.request(method, None if cursor is None else {"cursor": cursor})
@@ -33,7 +42,7 @@ async def one_page(
 
 
 async def every_page(
-    core: SessionCore, method: str, key: str, parse: Callable[[Fields], T]
+    core: Requester, method: str, key: str, parse: Callable[[Fields], T]
 ) -> list[T]:
     """Request every page of ``method``, following ``nextCursor`` to the end.
 

@@ -16,12 +16,16 @@ from ._client import open_http_client_stream as open_http_client_stream
 from ._legacy import LegacySseClientStream as LegacySseClientStream
 from ._legacy import open_legacy_sse_client_stream as open_legacy_sse_client_stream
 from ._resume import ReconnectPolicy as ReconnectPolicy
+from ._seams import ServerIdentity as ServerIdentity
+from ._seams import ToolHeaderSink as ToolHeaderSink
 
 __all__ = [
     "HttpAuth",
     "HttpClientStream",
     "LegacySseClientStream",
     "ReconnectPolicy",
+    "ServerIdentity",
+    "ToolHeaderSink",
     "open_http_client_stream",
     "open_legacy_sse_client_stream",
 ]

@@ -28,12 +28,24 @@ Streamable HTTP:
   and a request answered 401 or 403 is sent again once it renewed the credentials;
 * closing sends DELETE for the session.
 
+Requests of the per-request era (MCP 2026-07-28: ``_meta`` declares the version; a
+dual-era session sends ``server/discover`` first, and ``initialize`` only for a legacy
+server) go through the same stream, each a POST outside any session: no ``MCP-Session-Id``,
+their headers mirroring their body (``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*`` from the
+tool's ``x-mcp-header`` parameters the session hands over: ``ToolHeaderSink``), no GET
+stream, no DELETE, no resumption; a ``notifications/cancelled`` for one is not sent but
+closes its response, which is how 2026-07-28 cancels over HTTP (Streamable HTTP >
+Cancellation). The stream tells a session which server it reaches and a digest of the
+credentials in use (``ServerIdentity``), so that the server's era and cached results are
+reused, and private ones only with the same credentials.
+
 Failures are explained in plain words (``_errors.py``). Not here: the 2024-11-05
 HTTP+SSE transport (``_legacy.py``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import urllib.parse
 from contextlib import asynccontextmanager
@@ -57,6 +69,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
 
     from trimcp.errors import MessageTooLarge
+    from trimcp.protocol import HeaderParams
 
     from ._auth import HttpAuth
     from ._json import Outline, RequestId
@@ -68,6 +81,7 @@ __all__ = [
     "DEFAULT_STATUS_WAIT",
     "HttpClientStream",
     "open_http_client_stream",
+    "server_key",
 ]
 
 logger = logging.getLogger(__name__)
@@ -123,6 +137,28 @@ class HttpClientStream:
         """The protocol version the ``initialize`` result negotiated, None before it."""
         return self._link.protocol_version
 
+    @property
+    def server_key(self) -> str:
+        """The endpoint's origin and path (``ServerIdentity``)."""
+        return server_key(self._link.url)
+
+    @property
+    def authorization_context(self) -> str | None:
+        """A digest of the last ``Authorization`` sent, None without one (``ServerIdentity``)."""
+        value = self._link.last_authorization
+        return None if value is None else hashlib.sha256(value.encode()).hexdigest()[:32]
+
+    def set_tool_headers(self, tool: str, params: HeaderParams) -> None:
+        """Mirror ``params`` into ``Mcp-Param-*`` headers of ``tool``'s calls."""
+        if params:
+            self._link.tool_headers[tool] = dict(params)
+        else:
+            self._link.tool_headers.pop(tool, None)
+
+    def forget_tool_headers(self) -> None:
+        """Forget every tool's ``x-mcp-header`` parameters (the tool list changed)."""
+        self._link.tool_headers.clear()
+
     async def receive_message(self) -> bytes:
         """Return the next message from any of the server's answers or streams.
 
@@ -158,13 +194,14 @@ class HttpClientStream:
         shape = outline(data)
         if shape.initialize:
             link.begin_initialize()
-        elif link.expired:
+        elif link.expired and shape.modern_version is None:
             raise SessionExpired(
                 f"the server at {link.url} ended the session; send initialize to start a new one"
             )
         if shape.cancelled is not None and not await self._before_cancel(shape.cancelled):
             return
         handoff = Handoff()
+        handoff.modern = shape.modern_version is not None
         if shape.request_ids:
             link.track(shape.request_ids, handoff)
         self._nursery.start_soon(run_post, link, data, shape, handoff)
@@ -203,9 +240,14 @@ class HttpClientStream:
         """
         handoff = self._link.in_flight.get(request_id)
         if handoff is None:
-            return True
+            # Answered meanwhile. Without a session (the per-request era) a notification
+            # has nowhere to go: 2026-07-28 defines none from client to server over HTTP.
+            return self._link.protocol_version is not None
         if self._link.withdraw(handoff):
             return False  # never sent: nothing for the server to cancel
+        if handoff.modern:
+            handoff.scope.cancel()  # closing its response is the cancellation
+            return False
         await handoff.sent.wait()
         return True
 
@@ -246,6 +288,14 @@ async def _delete(link: HttpLink, session: str) -> None:
             return
         if response.status_code not in (200, 202, 204, 404, 405):
             logger.debug("DELETE of the session at %s: HTTP %d", link.url, response.status_code)
+
+
+def server_key(url: str) -> str:
+    """Return the origin and path of ``url``, where a server's era is remembered."""
+    parts = urllib.parse.urlsplit(url)
+    default = 443 if parts.scheme == "https" else 80
+    host = (parts.hostname or "").lower()
+    return f"{parts.scheme}://{host}:{parts.port or default}{parts.path or '/'}"
 
 
 def check_http_url(url: str) -> str:

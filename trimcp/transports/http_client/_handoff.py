@@ -41,6 +41,11 @@ class Handoff:
         # Set once the GET stream this POST started (after ``notifications/initialized``)
         # has its answer; None if it started none.
         self.get_opened: trio.Event | None = None
+        # A request of the per-request era (2026-07-28): its task runs in ``scope``, which
+        # a cancel of the request cancels, closing the response (Streamable HTTP >
+        # Cancellation: closing the stream cancels the request).
+        self.modern = False
+        self.scope = trio.CancelScope()
 
     def mark_sent(self) -> None:
         """Record that the request was written to the connection."""

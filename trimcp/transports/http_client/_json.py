@@ -9,9 +9,14 @@ just that much; the session above still decodes every message itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias, TypeGuard, final
+from typing import TYPE_CHECKING, TypeAlias, TypeGuard, final
 
 import orjson
+
+from trimcp.protocol import META_PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from trimcp.protocol import JsonObject
 
 __all__ = [
     "Outline",
@@ -20,6 +25,7 @@ __all__ = [
     "initialize_version",
     "outline",
     "response_ids",
+    "server_error",
     "split_body",
 ]
 
@@ -36,12 +42,20 @@ class Outline:
         initialize: it is an ``initialize`` request.
         initialized: it is the ``notifications/initialized`` notification.
         cancelled: the request a ``notifications/cancelled`` in it cancels (None: none).
+        modern_version: for one request of the per-request era (MCP 2026-07-28), the
+            version its ``_meta`` declares (it goes in ``MCP-Protocol-Version``); None for
+            anything else, which belongs to the ``initialize`` session.
+        method: the method of a single message (None for a batch or a response).
+        params: the params of a single request, for the headers that mirror them.
     """
 
     request_ids: tuple[RequestId, ...] = ()
     initialize: bool = False
     initialized: bool = False
     cancelled: RequestId | None = None
+    modern_version: str | None = None
+    method: str | None = None
+    params: JsonObject | None = None
 
 
 def outline(data: bytes) -> Outline:
@@ -50,6 +64,10 @@ def outline(data: bytes) -> Outline:
         parsed = orjson.loads(data)
     except orjson.JSONDecodeError:
         return Outline()
+    if isinstance(parsed, dict):
+        single = _single(parsed)
+        if single is not None:
+            return single
     items = parsed if isinstance(parsed, list) else [parsed]
     ids: list[RequestId] = []
     initialize = initialized = False
@@ -70,6 +88,24 @@ def outline(data: bytes) -> Outline:
         initialize=initialize,
         initialized=initialized,
         cancelled=cancelled,
+    )
+
+
+def _single(item: dict[str, object]) -> Outline | None:
+    """Outline one request of the per-request era; None for anything else."""
+    method, request_id, params = item.get("method"), item.get("id"), item.get("params")
+    if not isinstance(method, str) or not _is_id(request_id) or not isinstance(params, dict):
+        return None
+    meta = params.get("_meta")
+    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    if not isinstance(version, str):
+        return None
+    return Outline(
+        request_ids=(request_id,),
+        initialize=method == "initialize",
+        modern_version=version,
+        method=method,
+        params=params,
     )
 
 
@@ -138,12 +174,41 @@ def split_body(body: bytes) -> list[bytes]:
     raise ValueError("JSON, but neither a JSON-RPC message nor a batch of them")
 
 
-def error_response(request_id: RequestId, message: str, *, code: int = -32603) -> bytes:
+def error_response(
+    request_id: RequestId, message: str, *, code: int = -32603, status: int | None = None
+) -> bytes:
     """Return a JSON-RPC error response to ``request_id``, made up by this side.
 
     The transport answers a request itself when the server's answer can no longer come
     (the connection broke and could not be resumed, the server refused the POST), so the
-    caller gets the reason at once instead of waiting for its timeout.
+    caller gets the reason at once instead of waiting for its timeout. ``status`` is the
+    HTTP status that refused it, if one did: it goes in ``data.httpStatus`` (a session
+    probing the server's era tells a legacy server's 400 from a failing server's 500).
     """
-    error = {"code": code, "message": message}
+    error: dict[str, object] = {"code": code, "message": message}
+    if status is not None:
+        error["data"] = {"httpStatus": status}
+    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def server_error(body: bytes, request_id: RequestId) -> bytes | None:
+    """Return the JSON-RPC error response in an error status's ``body``, for ``request_id``.
+
+    A 2026-07-28 server answers a refused request with an HTTP error status and a JSON-RPC
+    error body (400 with -32022, 404 with -32601, ...; Streamable HTTP > Status Codes); that
+    error is the request's answer. Its ``id`` is set to ``request_id`` (a server that could
+    not read the body answers with ``null``). None when ``body`` is not such an error.
+    """
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(parsed, dict) or parsed.get("id") not in (None, request_id):
+        return None
+    error = parsed.get("error")
+    if not isinstance(error, dict):
+        return None
+    code, message = error.get("code"), error.get("message")
+    if isinstance(code, bool) or not isinstance(code, int) or not isinstance(message, str):
+        return None
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})

@@ -9,6 +9,11 @@ Also the bound on requests in flight (``slots``), the requests in flight by id (
 cancel can find its request), and what the server's answers taught about when it sends a
 request's status (``status_with_result``).
 
+Requests of the per-request era (MCP 2026-07-28) belong to no session: they carry their
+version from their own ``_meta`` and the ``Mcp-*`` headers that mirror their body
+(``modern_headers``; the ``x-mcp-header`` parameters of each tool in ``tool_headers``,
+handed over by the session), never ``MCP-Session-Id``.
+
 All of it is touched only from the tasks of one trio run, between checkpoints: no locks.
 """
 
@@ -21,16 +26,19 @@ from typing import TYPE_CHECKING, Final, final
 import trio
 
 from trimcp.errors import SessionExpired
+from trimcp.protocol import request_headers
 
 from ._slots import Slots
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
 
+    from trimcp.protocol import HeaderParams
+
     from ._auth import HttpAuth
     from ._handoff import Handoff
     from ._inbox import Inbox
-    from ._json import RequestId
+    from ._json import Outline, RequestId
     from ._resume import ReconnectPolicy
     from ._wire import Sender
 
@@ -44,7 +52,15 @@ ACCEPT_SSE: Final = "text/event-stream"
 
 # Headers this transport sets itself; configured ones with these names are replaced.
 _OWN = frozenset(
-    {"accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"}
+    {
+        "accept",
+        "content-type",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "last-event-id",
+        "mcp-method",
+        "mcp-name",
+    }
 )
 
 
@@ -91,6 +107,11 @@ class HttpLink:
         # Where background tasks run; set by the stream that owns it.
         self.nursery: trio.Nursery | None = None
         self._scopes: set[trio.CancelScope] = set()
+        # Per tool, the x-mcp-header parameters its calls mirror (2026-07-28).
+        self.tool_headers: dict[str, HeaderParams] = {}
+        # The Authorization value the last request carried (a digest of it names the
+        # authorization context of cached results; the value itself never leaves).
+        self.last_authorization: str | None = self._custom.get("authorization")
 
     def headers(
         self, accept: str, *, post: bool = False, last_event_id: str = ""
@@ -106,6 +127,27 @@ class HttpLink:
             sent["mcp-protocol-version"] = self.protocol_version
         if last_event_id:
             sent["last-event-id"] = last_event_id
+        return sent
+
+    def modern_headers(self, outline: Outline) -> dict[str, str]:
+        """Return the headers of a per-request-era POST (MCP 2026-07-28, Streamable HTTP).
+
+        ``MCP-Protocol-Version`` equal to the body's ``_meta`` version, ``Mcp-Method``,
+        ``Mcp-Name`` and the called tool's ``Mcp-Param-*``; no session id.
+        """
+        sent = dict(self._custom)
+        sent["accept"] = ACCEPT_BOTH
+        sent["content-type"] = "application/json"
+        if outline.modern_version is not None:
+            sent["mcp-protocol-version"] = outline.modern_version
+        if outline.method is None:
+            return sent
+        params = outline.params
+        name = params.get("name") if params is not None else None
+        tool = self.tool_headers.get(name) if isinstance(name, str) else None
+        # A method no header can carry: the server answers the body's real problem.
+        with contextlib.suppress(ValueError):
+            sent.update(request_headers(outline.method, params, tool))
         return sent
 
     def track(self, request_ids: Iterable[RequestId], handoff: Handoff) -> None:

@@ -20,6 +20,15 @@ means is decided here:
 * Other failures of an ordinary request (400, 5xx, an HTML page, a 403 that the configured
   authorization could not overcome, ...): the transport answers that request itself with a
   JSON-RPC error saying what happened; the stream goes on.
+
+A request of the per-request era (MCP 2026-07-28, ``Outline.modern_version``) is a POST of
+its own, outside any session: its headers mirror its body (``HttpLink.modern_headers``),
+its task runs in the handoff's scope (a cancel closes the response: Streamable HTTP >
+Cancellation), its SSE answer is never resumed ("Resumable SSE streams via Last-Event-ID
+are not supported"), and an error status with a JSON-RPC error body delivers that error as
+the request's answer (400 with -32022, 404 with -32601, ...); without one, the error made
+up here carries the status in ``data.httpStatus``, which a session probing the server's era
+reads (a legacy server's 400, 404 or 405 means: fall back to ``initialize``).
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from trimcp.errors import HttpStatusError, SessionExpired, TransportBroken
 
 from ._auth import send_authorized
 from ._errors import connection_error, server_message, status_error, unexpected_content
-from ._json import error_response, initialize_version, response_ids, split_body
+from ._json import error_response, initialize_version, response_ids, server_error, split_body
 from ._link import ACCEPT_BOTH
 from ._sse import StreamState, is_event_stream, keep_reading
 from ._wire import close_response, new_request, read_limited
@@ -61,17 +70,32 @@ async def run_post(link: HttpLink, data: bytes, outline: Outline, handoff: Hando
     if it was withdrawn meanwhile. The slot is given back (or the place in line left), and
     the request forgotten, however the task ends.
     """
+    if handoff.modern:
+        try:
+            with handoff.scope:
+                await _when_allowed(link, data, outline, handoff, handoff.scope)
+        finally:
+            _release(link, outline, handoff)
+            handoff.settle()
+        return
     with link.in_session() as scope:
         try:
-            if handoff.slot_given is not None:
-                await handoff.slot_given.wait()
-            if not handoff.withdrawn:
-                await _post(link, data, outline, handoff, scope)
+            await _when_allowed(link, data, outline, handoff, scope)
         finally:
             _release(link, outline, handoff)
             if scope.cancel_called and link.expired:  # another request found it expired
                 handoff.settle(SessionExpired(f"the server at {link.url} ended the session"))
             handoff.settle()
+
+
+async def _when_allowed(
+    link: HttpLink, data: bytes, outline: Outline, handoff: Handoff, scope: trio.CancelScope
+) -> None:
+    """Wait for a slot (if the request has none yet), then POST unless withdrawn."""
+    if handoff.slot_given is not None:
+        await handoff.slot_given.wait()
+    if not handoff.withdrawn:
+        await _post(link, data, outline, handoff, scope)
 
 
 def _release(link: HttpLink, outline: Outline, handoff: Handoff) -> None:
@@ -93,8 +117,14 @@ async def _send(
         return await link.sender.send(request)
 
     session = link.session_id
+    if outline.modern_version is not None:
+        headers = link.modern_headers(outline)
+    else:
+        headers = link.headers(ACCEPT_BOTH, post=True)
     try:
-        return await send_authorized(send, link.headers(ACCEPT_BOTH, post=True), link.auth)
+        response = await send_authorized(send, headers, link.auth)
+        link.last_authorization = headers.get("authorization")
+        return response
     except httpx.HTTPError as exc:
         error = connection_error(link.url, exc, connected=session is not None)
         error.__cause__ = exc
@@ -112,6 +142,9 @@ async def _post(
     if response is None:
         return
     try:
+        if not response.is_success and outline.modern_version is not None:
+            await _refused_modern(link, outline, handoff, response)
+            return
         if not response.is_success:
             await _refused(link, outline, handoff, response, session=session, scope=scope)
             return
@@ -132,6 +165,7 @@ async def _post(
             state = StreamState(
                 link, expected=outline.request_ids, initialize_id=_initialize_id(outline)
             )
+            state.resumes = outline.modern_version is None
             reason = await keep_reading(link, state, response)
             if reason:
                 message = f"the server's answer stream ended before the answer: {reason}"
@@ -185,6 +219,29 @@ async def _refused(  # noqa: PLR0913  # one answer's facts, each needed for the 
         await _answer_locally(link, outline.request_ids, str(error))
     else:
         logger.warning("the server refused a notification or response: %s", error)
+
+
+async def _refused_modern(
+    link: HttpLink, outline: Outline, handoff: Handoff, response: httpx.Response
+) -> None:
+    """Handle an error status to a per-request-era POST (module docstring).
+
+    A 401, or a 403 without authorization configured, ends the stream as in a session:
+    nothing can be sent without credentials.
+    """
+    try:
+        body = await read_limited(response, _ERROR_BODY_LIMIT)
+    except httpx.HTTPError:
+        body = b""
+    status = response.status_code
+    error = status_error(link.url, status, server_message(body), session=False)
+    if status == 401 or (status == 403 and link.auth is None):
+        await _fatal(link, handoff, error)
+        return
+    handoff.settle()
+    for request_id in outline.request_ids:
+        answer = server_error(body, request_id)
+        await link.inbox.put(answer or error_response(request_id, str(error), status=status))
 
 
 async def _unauthorized(

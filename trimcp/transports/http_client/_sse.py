@@ -67,6 +67,9 @@ class StreamState:
         self.opened = opened
         # An event over the size limit was dropped (maybe the answer itself).
         self.dropped = False
+        # False for a per-request-era answer (2026-07-28): "Resumable SSE streams via
+        # Last-Event-ID are not supported", so a broken one loses its request.
+        self.resumes = True
 
     @property
     def done(self) -> bool:
@@ -113,8 +116,9 @@ async def keep_reading(link: HttpLink, state: StreamState, first: httpx.Response
                 return ""
             if not read.broken and state.dropped:
                 return "its answer was larger than the message size limit and was dropped"
-        if not state.resumable:
-            return "the server closed it early, and its events carry no id to resume from"
+        refusal = _not_resumable(state)
+        if refusal:
+            return refusal
         if wait:
             delay = link.policy.delay(state.decoder.retry, failures)
             if delay is None:
@@ -127,6 +131,18 @@ async def keep_reading(link: HttpLink, state: StreamState, first: httpx.Response
         if outcome is None:
             failures += 1
         response = outcome
+
+
+def _not_resumable(state: StreamState) -> str:
+    """Say why ``state`` cannot be continued by a new connection (``""``: it can)."""
+    if not state.resumes:
+        return (
+            "the stream ended without it (MCP 2026-07-28 streams are not resumed; "
+            "send the request again)"
+        )
+    if not state.resumable:
+        return "the server closed it early, and its events carry no id to resume from"
+    return ""
 
 
 async def _reconnect(
