@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import trio
 
+from trimcp.errors import MissingClientCapability
 from trimcp.server import (
     Audio,
     Completion,
@@ -637,6 +638,94 @@ def add_stateless_fixtures(server: MCPServer) -> None:
         return "Mutation triggered"
 
 
+#: Fixtures of the Tasks extension's scenarios (SEP-2663, io.modelcontextprotocol/tasks): a
+#: client that declares the extension in its 2026-07-28 _meta gets a task from the
+#: task-supporting ones (polled with tasks/get, answered with tasks/update, stopped with
+#: tasks/cancel); one that does not gets their result, or -32021 from a "required" one.
+CONFIRM: JsonObject = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "description": "Really go ahead?"}},
+    "required": ["confirm"],
+}
+USER_NAME: JsonObject = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "description": "Your name"}},
+    "required": ["name"],
+}
+
+
+def answered(answer: ElicitResult, field: str) -> object:
+    """Return an accepted form's ``field`` (None if declined or absent)."""
+    content = answer.content if answer.accepted else None
+    return content.get(field) if isinstance(content, dict) else None
+
+
+def add_task_extension_fixtures(server: MCPServer) -> None:
+    @server.tool()
+    def greet(name: str) -> str:
+        """Greet someone; never a task."""
+        return f"Hello, {name}!"
+
+    @server.tool(task_support="optional")
+    async def slow_compute(seconds: Annotated[float, Param(ge=0, le=3600)], label: str = "") -> str:
+        """Wait ``seconds``, then answer: a task if it takes longer than a moment."""
+        await trio.sleep(seconds)
+        return f"Computed {label or 'result'} after {seconds} s"
+
+    @server.tool(task_support="required")
+    async def failing_job() -> str:
+        """Run for a second, then fail with a tool error (a completed task, isError)."""
+        await trio.sleep(1)
+        raise ToolError("the job failed: its input was rejected")
+
+    @server.tool(task_support="optional")
+    async def protocol_error_job(ctx: Context) -> str:
+        """Run as a task that ends with a JSON-RPC error (a failed task).
+
+        Only a JSON-RPC error fails a task; whatever else a tool raises is a tool error, so
+        this job raises the one a tool may raise on purpose: it needs an extension no
+        client declares (-32021).
+        """
+        ctx.continue_as_task()
+        await trio.sleep(0.2)
+        raise MissingClientCapability(
+            {"extensions": {"example.com/never-declared": {}}},
+            "protocol_error_job needs the example.com/never-declared extension",
+        )
+
+    @server.tool(task_support="optional")
+    async def confirm_delete(filename: str, ctx: Context) -> str:
+        """Become a task at once, then ask the user to confirm (the task's input)."""
+        ctx.continue_as_task()
+        answer = await ctx.elicit(f"Delete {filename}?", CONFIRM)
+        confirmed = answered(answer, "confirm") is True
+        return f"Deleted {filename}" if confirmed else f"Kept {filename}"
+
+    @server.tool(task_support="optional")
+    async def multi_input(ctx: Context) -> str:
+        """Become a task, then ask two questions at once (two inputRequests pending)."""
+        ctx.continue_as_task()
+        names: dict[str, str] = {}
+
+        async def ask(key: str) -> None:
+            answer = await ctx.elicit(f"Name for {key}?", USER_NAME, key=key)
+            names[key] = str(answered(answer, "name"))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "first")
+            nursery.start_soon(ask, "second")
+        return f"Got {names['first']} and {names['second']}"
+
+    @server.tool(task_support="required")
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Ask for a name in the call itself (multi round-trip), then go on as a task."""
+        answer = await ctx.elicit("What is your name?", USER_NAME, key="user_name")
+        name = str(answered(answer, "name") or "stranger")
+        ctx.continue_as_task()
+        await trio.sleep(0.5)
+        return f"Hello, {name}! (greeted by a task)"
+
+
 #: Two Agent Skills served by the Skills extension (SEP-2640): skills/list, skills/get,
 #: resources/directory/read and skill:// resources.
 SKILLS_DIR = Path(__file__).resolve().parent / "skills"
@@ -667,6 +756,7 @@ def build_server() -> MCPServer:
     add_batched_asks(server)
     add_mrtr_checks(server)
     add_stateless_fixtures(server)
+    add_task_extension_fixtures(server)
     add_skill_fixtures(server)
     return server
 

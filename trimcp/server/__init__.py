@@ -26,8 +26,11 @@ Defined elsewhere and re-exported here: the payloads the client speaks too
 
 The experimental tasks feature of 2025-11-25 is offered per tool
 (``@server.tool(task_support="optional" | "required")``, bounded by ``TaskPolicy``;
-``_tasks``). Not here: the wire and the lifecycle (``trimcp.sessions``, ``trimcp.protocol``)
-and transports. The in-memory test client is ``trimcp.testing.open_in_memory_client``.
+``_tasks``). On 2026-07-28 requests the same tools are tasks of the Tasks extension
+(SEP-2663: ``tasks/get``, ``tasks/update``, ``tasks/cancel``; ``Context.continue_as_task``;
+bounded by ``TasksExtensionPolicy``; ``_tasks_ext``, its store and its runner). Not here:
+the wire and the lifecycle (``trimcp.sessions``, ``trimcp.protocol``) and transports. The
+in-memory test client is ``trimcp.testing.open_in_memory_client``.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
 from ._server import MCPServerOptions as MCPServerOptions
 from ._tasks import TaskPolicy as TaskPolicy
+from ._tasks_ext_store import TasksExtensionPolicy as TasksExtensionPolicy
 from ._tools import ToolOptions as ToolOptions
 from ._uri_template import UriTemplate as UriTemplate
 from ._validation import CallArguments as CallArguments
@@ -139,6 +143,7 @@ __all__ = [
     "SchemaError",
     "StopSignal",
     "TaskPolicy",
+    "TasksExtensionPolicy",
     "TemplateError",
     "ToolAnnotations",
     "ToolError",

@@ -11,7 +11,10 @@ requests to the client, awaited in place. On a per-request 2026-07-28 ``tools/ca
 ``resources/read`` or ``prompts/get`` there is no session to send them on: the call answers
 with an ``InputRequiredResult`` and runs again, from its start, when the client retries with
 the answers (``_mrtr.py`` says how, and what a handler must be ready to repeat); a missing
-capability is then the spec's -32021 error, which names it.
+capability is then the spec's -32021 error, which names it. A 2026-07-28 call of a
+task-supporting tool may go on as a task of the Tasks extension (``continue_as_task``,
+``_tasks_ext.py``): its asks then wait for the client's ``tasks/update`` in place, and it
+sends no progress or log messages (the request they belonged to has been answered).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
 
     from trimcp.auth import Identity
     from trimcp.protocol import ElicitResult, JsonObject, JsonValue, ProgressToken, RequestId, Root
-    from trimcp.server._mrtr import Round
+    from trimcp.server._mrtr import Round, TaskHost
     from trimcp.sessions import RequestContext, SessionHandle
 
     ResourceReader = Callable[[str, "Context"], Awaitable[list[JsonObject]]]
@@ -111,9 +114,35 @@ class Context(ContextMarker):
 
     @property
     def task_id(self) -> str | None:
-        """The task this call runs as (a task-augmented ``tools/call``), else None."""
+        """The task this call runs as (a task-augmented ``tools/call``, or a 2026-07-28 call
+        that went on as a task of the Tasks extension), else None."""
         request = self._request
-        return request.record.task_id if isinstance(request, TaskRequest) else None
+        if isinstance(request, TaskRequest):
+            return request.record.task_id
+        host = None if self._round is None else self._round.host
+        return None if host is None else host.task_id
+
+    def continue_as_task(self) -> bool:
+        """Answer this call's request with a task now, and go on running as that task.
+
+        For a 2026-07-28 ``tools/call`` of a tool with ``task_support`` ``"optional"`` or
+        ``"required"`` whose client declared the Tasks extension (SEP-2663): the client gets
+        a ``CreateTaskResult`` and polls ``tasks/get`` for the result. Call it where the
+        part worth waiting for ends, e.g. after gathering input with ``elicit`` (asked
+        before, that input is a multi round-trip exchange of the call itself; asked after,
+        it is the task's, answered through ``tasks/update`` without running the tool
+        again). Without it, such a call becomes a task once it has run for
+        ``TasksExtensionPolicy.detach_after`` seconds. Returns True once the call is a
+        task; False where it cannot become one (a session, another tool or client, a server
+        with no task runner, or a full task store): the call then simply goes on.
+        """
+        host = None if self._round is None else self._round.host
+        return host is not None and host.continue_as_task()
+
+    def _task_host(self) -> TaskHost | None:
+        """The Tasks extension's task this call now runs as, if it became one."""
+        host = None if self._round is None else self._round.host
+        return host if host is not None and host.task_id is not None else None
 
     @property
     def request_id(self) -> RequestId:
@@ -142,8 +171,9 @@ class Context(ContextMarker):
 
     @property
     def is_cancelled(self) -> bool:
-        """True once the client cancelled this request (the call is being cancelled)."""
-        return self._request.cancelled
+        """True once the client cancelled this request or task (the call is being cancelled)."""
+        host = self._task_host()
+        return self._request.cancelled if host is None else host.cancelled
 
     def close_sse_stream(self) -> bool:
         """Over Streamable HTTP, close this call's SSE connection but not its stream.
@@ -152,16 +182,22 @@ class Context(ContextMarker):
         rest, the result included (2025-11-25 polling, for long calls). False elsewhere.
         """
         request = self._request
-        return False if isinstance(request, TaskRequest) else request.close_sse_stream()
+        if isinstance(request, TaskRequest) or self._task_host() is not None:
+            return False
+        return request.close_sse_stream()
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> bool:
         """Send ``notifications/progress`` if the client asked for it; return whether sent.
 
+        A task of the Tasks extension sends none (SEP-2663: not supported on tasks).
+
         Raises:
             LocalProtocolError: ``progress`` did not increase (Utilities > Progress: MUST).
         """
+        if self._task_host() is not None:
+            return False
         return await self._request.report_progress(progress, total, message)
 
     # --- logging (notifications/message) ------------------------------------------------
@@ -169,11 +205,15 @@ class Context(ContextMarker):
     async def log(self, level: str, data: JsonValue, logger: str | None = None) -> bool:
         """Send ``notifications/message`` unless ``level`` is below the client's filter.
 
+        A task of the Tasks extension sends none (SEP-2663: not supported on tasks).
+
         Raises:
             ValueError: ``level`` is not an RFC 5424 level name.
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; expected one of {LOG_LEVELS}")
+        if self._task_host() is not None:
+            return False
         request = self._request
         if not isinstance(request, TaskRequest):
             return await request.log(level, data, logger)

@@ -5,7 +5,9 @@ The same registered tools, resources and prompts answer both eras; what differs 
 * ``server/discover`` answers what ``initialize`` used to (Server > Discovery,
   https://modelcontextprotocol.io/specification/2026-07-28/server/discover);
 * the methods 2026-07-28 removed (``initialize``, ``ping``, ``logging/setLevel``,
-  ``resources/subscribe``/``unsubscribe``, the core ``tasks/*``) are -32601;
+  ``resources/subscribe``/``unsubscribe``, ``tasks/result`` and ``tasks/list``) are -32601;
+* ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` belong to the Tasks extension
+  (SEP-2663), and a task-supporting tool's call may answer with a task (``_tasks_ext.py``);
 * ``tools/call``, ``resources/read`` and ``prompts/get`` run in multi round-trip passes
   (``_mrtr.py``), so ``ctx.elicit`` and friends answer with an ``InputRequiredResult``;
 * every result carries ``resultType``; cacheable ones ``ttlMs`` and ``cacheScope``
@@ -14,12 +16,15 @@ The same registered tools, resources and prompts answer both eras; what differs 
 * ``subscriptions/listen`` holds its request open and writes the list-changed and
   resource-updated notifications the client opted in to, each tagged with the subscription
   id, after a first ``notifications/subscriptions/acknowledged`` (Basic > Patterns >
-  Subscriptions); the server's broadcasts reach it as they reach sessions (a ``Listener``).
+  Subscriptions); the server's broadcasts reach it as they reach sessions (a ``Listener``),
+  and the tasks it names in ``taskIds`` as ``notifications/tasks`` (SEP-2663).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, Protocol
+
+import trio
 
 from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from trimcp.protocol import (
@@ -35,7 +40,9 @@ from trimcp.protocol import (
 )
 from trimcp.server._context import Context
 from trimcp.server._dispatch import METHODS, Call, dispatch
-from trimcp.server._mrtr import MRTR_METHODS, open_round, run_round
+from trimcp.server._mrtr import MRTR_METHODS, end_round, open_round, run_round
+from trimcp.server._tasks_ext import EXTENSION_ID as TASKS_EXTENSION
+from trimcp.server._tasks_ext import TASK_METHODS
 from trimcp.sessions import Listener, SessionHandle
 
 if TYPE_CHECKING:
@@ -46,7 +53,13 @@ if TYPE_CHECKING:
     from trimcp.server._pagination import Paginator
     from trimcp.server._request_state import RequestStateSealer
     from trimcp.server._tasks import TaskStore
+    from trimcp.server._tasks_ext import TasksExtension
     from trimcp.sessions import RequestContext
+
+    #: The server's parts a modern request may use (``MCPServer`` holds them).
+    ModernParts = tuple[
+        SessionSet, Paginator, TaskStore, RequestStateSealer, CachePolicy, TasksExtension
+    ]
 
 __all__ = ["REMOVED_METHODS", "ModernHost", "serve_modern"]
 
@@ -58,10 +71,10 @@ REMOVED_METHODS: Final = frozenset(
         "logging/setLevel",
         "resources/subscribe",
         "resources/unsubscribe",
-        "tasks/get",
+        # The Tasks extension has no tasks/result (tasks/get inlines the result) and no
+        # tasks/list (SEP-2663: -32601 for both).
         "tasks/result",
         "tasks/list",
-        "tasks/cancel",
     }
 )
 
@@ -97,7 +110,7 @@ async def serve_modern(  # noqa: PLR0913 - the server's parts a request may use,
     catalog: Catalog,
     request: Request,
     context: RequestContext,
-    parts: tuple[SessionSet, Paginator, TaskStore, RequestStateSealer, CachePolicy],
+    parts: ModernParts,
     *,
     extra: JsonObject | None = None,
 ) -> JsonObject:
@@ -108,24 +121,20 @@ async def serve_modern(  # noqa: PLR0913 - the server's parts a request may use,
     Raises:
         JsonRpcError: the request is refused or its handler failed.
     """
-    sessions, paginator, tasks, sealer, cache = parts
+    sessions, paginator, tasks, _, cache, tasks_ext = parts
     method = request.method
     params = request.params or {}
     if method == "server/discover":
         result = _discover(host, extra)
     elif method == "subscriptions/listen":
-        return await _listen(host, catalog, sessions, params, context)
+        return await _listen(host, catalog, (sessions, tasks_ext), params, context)
+    elif method in TASK_METHODS:
+        result = await tasks_ext.serve_method(method, params, context)
     elif method in REMOVED_METHODS or method not in METHODS:
         raise MethodNotFound(method, _not_found(method))
     elif method in MRTR_METHODS:
-        round_, binding = open_round(sealer, method, params, context.identity)
-        call = Call(
-            Context(context, catalog.read_resource, round_), sessions, paginator, context, tasks
-        )
-        result = await run_round(
-            round_, lambda: _dispatch(catalog, method, params, call), sealer, binding
-        )
-        if result.get("resultType") == "input_required":
+        result = await _serve_rounds(catalog, method, params, context, parts)
+        if result.get("resultType") in ("input_required", "task"):
             return result
     else:
         call = Call(Context(context, catalog.read_resource), sessions, paginator, context, tasks)
@@ -133,6 +142,35 @@ async def serve_modern(  # noqa: PLR0913 - the server's parts a request may use,
     result.setdefault("resultType", "complete")
     cache.apply(method, result, authorized=context.identity is not None)
     return result
+
+
+async def _serve_rounds(
+    catalog: Catalog,
+    method: str,
+    params: JsonObject,
+    context: RequestContext,
+    parts: ModernParts,
+) -> JsonObject:
+    """Serve one pass of a multi round-trip method; a task-supporting call may become a task.
+
+    Raises:
+        JsonRpcError: the request is refused or its handler failed.
+    """
+    sessions, paginator, tasks, sealer, _, tasks_ext = parts
+    runs_as_task = tasks_ext.may_become_task(catalog, method, params, context)
+    round_, binding = open_round(sealer, method, params, context.identity)
+    context_ = Context(context, catalog.read_resource, round_)
+    call = Call(context_, sessions, paginator, context, tasks)
+
+    async def body() -> JsonObject:
+        return await _dispatch(catalog, method, params, call)
+
+    if not runs_as_task:
+        return await run_round(round_, body, sealer, binding)
+    result, is_task = await tasks_ext.serve_call(round_, context, params, body)
+    if is_task and result is not None:
+        return result
+    return end_round(round_, result, sealer, binding)
 
 
 async def _dispatch(catalog: Catalog, method: str, params: JsonObject, call: Call) -> JsonObject:
@@ -144,6 +182,12 @@ async def _dispatch(catalog: Catalog, method: str, params: JsonObject, call: Cal
 
 
 def _not_found(method: str) -> str:
+    if method in ("tasks/result", "tasks/list"):
+        return (
+            f"Method not found: {method} is not part of MCP 2026-07-28: the Tasks extension "
+            f"({TASKS_EXTENSION}) inlines a task's result in tasks/get and lists no tasks; "
+            "poll tasks/get with the taskId a tools/call returned"
+        )
     if method in REMOVED_METHODS:
         return (
             f"Method not found: {method} is not part of MCP 2026-07-28 (removed with the "
@@ -156,6 +200,14 @@ def _not_found(method: str) -> str:
 def _discover(host: ModernHost, extra: JsonObject | None) -> JsonObject:
     capabilities = host.capabilities.for_version(features(MODERN_VERSION))
     wire = server_capabilities_to_wire(capabilities)
+    if host.capabilities.tasks:
+        # Some tool allows tasks: offered as the extension, never as the 2025-11-25 core
+        # capability (SEP-2663, Backward Compatibility: MUST NOT advertise the legacy one).
+        extensions = wire.get("extensions")
+        wire["extensions"] = {
+            **(extensions if isinstance(extensions, dict) else {}),
+            TASKS_EXTENSION: {},
+        }
     if extra:
         wire.update(extra)
     result: JsonObject = {
@@ -190,10 +242,43 @@ def _listen_filter(
     return honored, methods
 
 
+async def _subscribe_resources(
+    catalog: Catalog,
+    capabilities: ServerCapabilities,
+    wanted: JsonObject,
+    context: RequestContext,
+) -> list[str] | None:
+    """Run the subscribing hooks of a listen's ``resourceSubscriptions``; return those
+    honoured, or None when none were asked for (or the server offers no subscriptions).
+
+    Raises:
+        InvalidParams: ``resourceSubscriptions`` is not an array of strings.
+    """
+    uris = wanted.get("resourceSubscriptions")
+    if uris is not None and (
+        not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris)
+    ):
+        raise InvalidParams(
+            "params.notifications.resourceSubscriptions must be an array of resource URIs",
+            {"param": "resourceSubscriptions"},
+        )
+    if not uris or not capabilities.resources_subscribe:
+        return None
+    subscribed: list[str] = []
+    hook_context = Context(context, catalog.read_resource)
+    for uri in dict.fromkeys(uris):
+        found = catalog.find_resource(str(uri))
+        if found is None:
+            continue  # not ours: not honoured, so left out of the acknowledgement
+        await found[0].subscribing(str(uri), hook_context)
+        subscribed.append(str(uri))
+    return subscribed
+
+
 async def _listen(
     host: ModernHost,
     catalog: Catalog,
-    sessions: SessionSet,
+    parts: tuple[SessionSet, TasksExtension],
     params: JsonObject,
     context: RequestContext,
 ) -> JsonObject:
@@ -201,7 +286,9 @@ async def _listen(
 
     Raises:
         InvalidParams: ``notifications`` is missing or malformed.
+        MissingClientCapability: ``taskIds`` without the Tasks extension declared (-32021).
     """
+    sessions, tasks_ext = parts
     wanted = params.get("notifications")
     if not isinstance(wanted, dict):
         raise InvalidParams(
@@ -211,25 +298,14 @@ async def _listen(
         )
     capabilities = context.session.server_capabilities
     honored, methods = _listen_filter(capabilities, wanted)
-    uris = wanted.get("resourceSubscriptions")
-    if uris is not None and (
-        not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris)
-    ):
-        raise InvalidParams(
-            "params.notifications.resourceSubscriptions must be an array of resource URIs",
-            {"param": "resourceSubscriptions"},
-        )
-    subscribed: list[str] = []
-    hook_context = Context(context, catalog.read_resource)
-    if uris and capabilities.resources_subscribe:
-        for uri in dict.fromkeys(uris):
-            found = catalog.find_resource(str(uri))
-            if found is None:
-                continue  # not ours: not honoured, so left out of the acknowledgement
-            await found[0].subscribing(str(uri), hook_context)
-            subscribed.append(str(uri))
+    followed = tasks_ext.followed(wanted, context)
+    if followed is not None:
+        honored["taskIds"] = [task.task_id for task in followed]
+    subscribed = await _subscribe_resources(catalog, capabilities, wanted, context)
+    if subscribed is not None:
         honored["resourceSubscriptions"] = list["JsonValue"](subscribed)
         methods.append("notifications/resources/updated")
+    subscribed = subscribed or []
     subscription: JsonObject = {META_SUBSCRIPTION_ID: context.request_id}
     meta = context.session.request_meta
     assert meta is not None  # a modern request always has its _meta
@@ -249,15 +325,22 @@ async def _listen(
         {"notifications": honored, "_meta": subscription},
     )
     sessions.opened(handle)
+
+    async def send(method: str, note: JsonObject | None) -> None:
+        body: JsonObject = dict(note or {})
+        own = body.get("_meta")
+        body["_meta"] = {**(own if isinstance(own, dict) else {}), **subscription}
+        await context.session.notify(method, body)
+
     try:
         for uri in subscribed:
             sessions.subscribe(handle, uri)
-        while (item := await listener.next()) is not None:
-            method, note = item
-            body: JsonObject = dict(note or {})
-            own = body.get("_meta")
-            body["_meta"] = {**(own if isinstance(own, dict) else {}), **subscription}
-            await context.session.notify(method, body)
+        async with trio.open_nursery() as nursery:
+            if followed:
+                nursery.start_soon(tasks_ext.follow, followed, send)
+            while (item := await listener.next()) is not None:
+                await send(*item)
+            nursery.cancel_scope.cancel()
     finally:
         listener.end()
         sessions.closed(handle)

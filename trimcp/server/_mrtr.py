@@ -26,12 +26,20 @@ nobody asks for are ignored.
 
 The state is sealed (AEAD, ``_request_state.py``): bound to the principal, the method and a
 digest of the call's name and arguments, valid for a few minutes, and used once.
+
+A ``tools/call`` may go on as a task of the Tasks extension (``_tasks_ext.py``; SEP-2663,
+https://modelcontextprotocol.io/seps/2663-tasks-extension). Its round then has a ``host``,
+and once the host says the call is a task, an ask no longer ends the pass: it waits, in the
+same running handler, for the client's ``tasks/update`` (the task's own ``inputRequests``,
+keyed by the same ``key_for``, so a key is never reused over the task's life). Asks made
+before that are ordinary rounds: the SEP has the multi round-trip phase resolved before the
+``CreateTaskResult`` (Composition with Multi Round-Trip Requests).
 """
 
 from __future__ import annotations
 
 import typing
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 import trio
 
@@ -45,7 +53,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
     from trimcp.server._request_state import RequestStateSealer
 
-__all__ = ["MRTR_METHODS", "Round", "open_round", "run_round"]
+__all__ = ["MRTR_METHODS", "Round", "TaskHost", "end_round", "open_round", "run_round"]
 
 #: The only requests that may answer with an InputRequiredResult (MUST NOT on any other).
 MRTR_METHODS: Final = frozenset({"tools/call", "resources/read", "prompts/get"})
@@ -62,11 +70,41 @@ _KEY_STEMS: Final = {
 }
 
 
+class TaskHost(Protocol):
+    """The task a ``tools/call`` may become (offered by ``_tasks_ext_runner.CallJob``).
+
+    Implementers guarantee that ``task_id`` turns from None to the task's id at most once,
+    and that ``ask`` waits until the client answers ``key`` or the task ends (cancelled).
+    """
+
+    @property
+    def task_id(self) -> str | None:
+        """The task the call now runs as; None while it is an ordinary request."""
+        ...
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled the task (``tasks/cancel``) or its TTL ran out."""
+        ...
+
+    def continue_as_task(self) -> bool:
+        """Answer the request with a task now and keep running; False if it may not be."""
+        ...
+
+    async def ask(self, key: str, request: JsonObject) -> JsonObject:
+        """Put ``request`` in the task's ``inputRequests`` under ``key``; return the answer.
+
+        Raises:
+            LocalProtocolError: ``key`` is outstanding already.
+        """
+        ...
+
+
 @typing.final
 class Round:
     """One pass of a modern request's handler: the answers it has, the asks it made."""
 
-    __slots__ = ("_counts", "answers", "carried", "failure", "pending", "scope", "used")
+    __slots__ = ("_counts", "answers", "carried", "failure", "host", "pending", "scope", "used")
 
     def __init__(self, answers: dict[str, JsonObject], carried: dict[str, JsonValue]) -> None:
         #: Answers by key: carried from earlier rounds, then this retry's ``inputResponses``.
@@ -81,6 +119,8 @@ class Round:
         self.scope = trio.CancelScope()
         #: A misuse found while asking (two asks under one key); it fails the call.
         self.failure: LocalProtocolError | None = None
+        #: The task this call may become (a task-supporting ``tools/call``), if any.
+        self.host: TaskHost | None = None
         self._counts: dict[str, int] = {}
 
     def key_for(self, method: str) -> str:
@@ -93,6 +133,9 @@ class Round:
     async def ask(self, key: str, method: str, params: JsonObject | None) -> JsonObject:
         """Return the answer under ``key``, or record the ask and end the pass.
 
+        In a task (``host.task_id`` set) the ask waits for the answer instead; a key
+        answered once, in a round or in the task, keeps its answer for the whole call.
+
         Raises:
             LocalProtocolError: two different asks of one pass share ``key``.
             InvalidParams: the answer under ``key`` is not a JSON object.
@@ -101,6 +144,9 @@ class Round:
             answer = self.answers[key]
             self.used.add(key)
             return answer
+        host = self.host
+        if host is not None and host.task_id is not None:
+            return await self._ask_task(host, key, {"method": method, "params": dict(params or {})})
         if key in self.pending:
             # A bug in the handler: kept, so that it fails the call even though the tool
             # layer turns what the handler raises into an isError result.
@@ -115,6 +161,16 @@ class Round:
         self.scope.cancel()
         await trio.sleep_forever()
         raise AssertionError("unreachable: the round's scope was cancelled")  # pragma: no cover
+
+    async def _ask_task(self, host: TaskHost, key: str, request: JsonObject) -> JsonObject:
+        try:
+            answer = await host.ask(key, request)
+        except LocalProtocolError as exc:
+            # As in a round: a handler's bug fails the task, not the tool's result.
+            self.failure = exc
+            raise
+        self.answers[key] = answer
+        return answer
 
 
 def principal_of(identity: Identity | None) -> str | None:
@@ -183,6 +239,22 @@ async def run_round(
     result: JsonObject | None = None
     with round_.scope:
         result = await body()
+    return end_round(round_, result, sealer, binding)
+
+
+def end_round(
+    round_: Round,
+    result: JsonObject | None,
+    sealer: RequestStateSealer,
+    binding: StateBinding,
+) -> JsonObject:
+    """Return what a finished pass answers: ``result``, or an ``InputRequiredResult``.
+
+    ``result`` is None when the pass ended without one (an ask cancelled it).
+
+    Raises:
+        LocalProtocolError: the handler misused the asks (``Round.failure``).
+    """
     if round_.failure is not None:
         raise round_.failure
     if result is not None and not round_.pending:

@@ -11,9 +11,10 @@ Notifications to many sessions (list_changed, ``notify_resource_updated``, serve
 runners below start one beside their listeners::
 
     supervisor (one_for_one)
-    ├── notifications      rest_for_one: the hub (trimcp.notify), then the Fanout actor
-    │                      that subscribes the server's sessions to it (_fanout.py), then
-    │                      the server's background children (``add_background``)
+    ├── notifications      rest_for_one: the task runner of the Tasks extension
+    │                      (_tasks_ext_runner.py), the hub (trimcp.notify), then the Fanout
+    │                      actor that subscribes the server's sessions to it (_fanout.py),
+    │                      then the server's background children (``add_background``)
     └── listener(s)        HTTP / WebSocket / stdio, with their sessions
 
 Started first and stopped last, so sessions never outlive it; ``one_for_one`` at the top, so a
@@ -29,7 +30,8 @@ some are registered then; ``completions`` only with a completion handler. A sess
 started without ``resources`` gets no resource notifications, even if resources appear
 later. ``tasks`` (2025-11-25, experimental: ``list``, ``cancel`` and ``requests.tools.call``)
 is declared when some tool allows task-augmented calls (``task_support``); older protocol
-versions never see it.
+versions never see it. From 2026-07-28 on the same tools are offered as tasks of the
+extension ``io.modelcontextprotocol/tasks`` instead (``server/discover``; ``_tasks_ext.py``).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from trimcp.server._request_state import RequestStateSealer
 from trimcp.server._resources import ResourceEntry, ResourceOptions
 from trimcp.server._run import run_server
 from trimcp.server._tasks import TaskPolicy, TaskStore
+from trimcp.server._tasks_ext import TasksExtension
 from trimcp.server._tools import ToolEntry, ToolOptions
 from trimcp.sessions import SessionOptions, serve_session, serve_stdio
 from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
@@ -87,6 +90,7 @@ if TYPE_CHECKING:
     from trimcp.http import HttpListener, ListenerSettings
     from trimcp.protocol import JsonObject, JsonValue, Notification, Request, Root
     from trimcp.server._completion import CompletionHandler
+    from trimcp.server._tasks_ext_store import TasksExtensionPolicy
     from trimcp.sessions import RequestContext, SessionHandle
     from trimcp.transports import WebSocketServerInfo, WebSocketStream
 
@@ -108,7 +112,9 @@ class MCPServerOptions(TypedDict, total=False):
     ``request_state`` seals the ``requestState`` of multi round-trip calls (default: a key
     of this process's own, 10-minute states; servers behind one balancer must share keys,
     ``RequestStateSealer(RequestStateKeys.from_file(...))``), and ``cache_hints`` overrides
-    the ``ttlMs``/``cacheScope`` of cacheable results by method (``CacheHint``).
+    the ``ttlMs``/``cacheScope`` of cacheable results by method (``CacheHint``), and
+    ``tasks_extension`` bounds the tasks of the Tasks extension and says when a call becomes
+    one (``TasksExtensionPolicy``).
     """
 
     title: str
@@ -120,6 +126,7 @@ class MCPServerOptions(TypedDict, total=False):
     task_policy: TaskPolicy
     request_state: RequestStateSealer
     cache_hints: Mapping[str, CacheHint]
+    tasks_extension: TasksExtensionPolicy
 
 
 @typing.final
@@ -156,6 +163,7 @@ class MCPServer:
         self._capabilities: ServerCapabilities | None = None
         self._sessions = SessionSet()
         self._tasks = TaskStore(options.get("task_policy"))
+        self._tasks_ext = TasksExtension(options.get("tasks_extension"))
         self._notification_hooks: dict[str, list[NotificationHook]] = {}
         self._background: list[ChildSpec] = []
         self._sealer = options.get("request_state") or RequestStateSealer()
@@ -221,7 +229,14 @@ class MCPServer:
         a session, is served as ``_modern.py`` says.
         """
         if context.session.request_meta is not None:
-            parts = (self._sessions, self._paginator, self._tasks, self._sealer, self._cache)
+            parts = (
+                self._sessions,
+                self._paginator,
+                self._tasks,
+                self._sealer,
+                self._cache,
+                self._tasks_ext,
+            )
             return await serve_modern(self, self._catalog, request, context, parts)
         call = Call(
             Context(context, self._catalog.read_resource),
@@ -530,11 +545,11 @@ class MCPServer:
         next start.
 
         Raises:
-            ValueError: the id is taken (by another background child, the Fanout or the
-                default hub).
+            ValueError: the id is taken (by another background child, the task runner, the
+                Fanout or the default hub).
         """
         # "notify" is the default hub's id; a hub named otherwise is checked when it starts.
-        taken = {"fanout", "notify", *(child.id for child in self._background)}
+        taken = {"tasks", "fanout", "notify", *(child.id for child in self._background)}
         if child_id in taken:
             raise ValueError(f"a background child {child_id!r} is already there")
         self._background.append(ChildSpec(child_id, start))
@@ -562,10 +577,12 @@ class MCPServer:
     def notification_spec(self, hub: NotificationHub | None = None) -> ChildSpec:
         """Return the child spec of the server's notifications: ``hub``, then its ``Fanout``.
 
-        A ``rest_for_one`` supervisor (id ``"notifications"``): the hub's subtree
-        (``NotificationHub.spec()``), then the actor that subscribes this server's sessions
-        to it and attaches it to the server while it runs (``_fanout.py``), then the
-        ``add_background`` children. Put it before the
+        A ``rest_for_one`` supervisor (id ``"notifications"``): the runner of the Tasks
+        extension's tasks (id ``"tasks"``, first, so that a hub that restarts takes no task
+        with it; ``_tasks_ext_runner.py``), the hub's subtree (``NotificationHub.spec()``),
+        then the actor that subscribes this server's sessions to it and attaches it to the
+        server while it runs (``_fanout.py``), then the ``add_background`` children. Put it
+        before the
         listeners in a ``one_for_one`` tree (module docstring). ``hub`` defaults to a hub in
         a registry of its own, so several servers in one program never share names.
         """
@@ -575,7 +592,12 @@ class MCPServer:
         def build() -> Fanout:
             return Fanout(sessions, chosen)
 
-        children = [chosen.spec(), ChildSpec.for_actor("fanout", build), *self._background]
+        children = [
+            self._tasks_ext.spec(),
+            chosen.spec(),
+            ChildSpec.for_actor("fanout", build),
+            *self._background,
+        ]
         return supervisor_spec(
             "notifications", children, strategy="rest_for_one", intensity=3, period=10.0
         )
