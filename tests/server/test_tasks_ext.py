@@ -472,6 +472,24 @@ async def test_stopping_the_runner_cancels_its_tasks(autojump_clock: MockClock) 
     assert stopped["statusMessage"] == "the server stopped before the task finished"
 
 
+async def test_a_call_not_yet_a_task_fails_when_the_runner_stops(
+    autojump_clock: MockClock,
+) -> None:
+    server = build(detach_after=10)
+    answers: list[Any] = []
+    async with trio.open_nursery() as nursery, server.open_notifications():
+
+        async def call() -> None:
+            answers.append(await Client(server).call("compute", {"seconds": 60}))
+
+        nursery.start_soon(call)
+        await trio.sleep(1)
+    assert answers == [
+        {"error": {"code": -32603, "message": "the server stopped before the call finished"}}
+    ]
+    assert server._tasks_ext.statistics().kept == 0
+
+
 # --- subscriptions/listen ---------------------------------------------------------------------
 
 

@@ -159,8 +159,8 @@ async def _serve_rounds(
     sessions, paginator, tasks, sealer, _, tasks_ext = parts
     runs_as_task = tasks_ext.may_become_task(catalog, method, params, context)
     round_, binding = open_round(sealer, method, params, context.identity)
-    context_ = Context(context, catalog.read_resource, round_)
-    call = Call(context_, sessions, paginator, context, tasks)
+    handler_context = Context(context, catalog.read_resource, round_)
+    call = Call(handler_context, sessions, paginator, context, tasks)
 
     async def body() -> JsonObject:
         return await _dispatch(catalog, method, params, call)

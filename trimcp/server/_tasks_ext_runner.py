@@ -122,15 +122,18 @@ class CallJob:
     def continue_as_task(self) -> bool:
         """Make the call a task now and let its request answer with it.
 
-        False, and nothing changes, when the call has ended, when an ask of this pass is
-        ending it (a multi round-trip answer is on its way), or when the store is at a
-        bound (``TasksExtensionPolicy``): the call then goes on as its request's work.
+        False, and nothing changes, when the call has ended or is being cancelled with its
+        request, when an ask of this pass is ending it (a multi round-trip answer is on its
+        way), or when the store is at a bound (``TasksExtensionPolicy``): the call then goes
+        on as its request's work.
         """
         if self.task is not None:
             return True
-        if self.settled.is_set() or self._round.pending:
+        round_ = self._round
+        # Ended, ending with a round's ask, or cancelled with its request: no task then.
+        if self.settled.is_set() or round_.pending or round_.scope.cancel_called:
             return False
-        task = self._store.create(self._principal, self._round.scope)
+        task = self._store.create(self._principal, round_.scope)
         if task is None:
             return False
         self.task = task

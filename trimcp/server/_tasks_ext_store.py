@@ -78,7 +78,8 @@ class TasksExtensionPolicy:
             answers it with a task instead of waiting for its result (unless the tool
             calls ``Context.continue_as_task`` earlier). A call that finishes sooner is
             answered with its result, as the SEP allows. Default 0.1; 0 makes every such
-            call a task at once.
+            call a task at once, so that all its asks are the task's (none is a multi
+            round-trip exchange before the task).
         max_tasks: tasks kept at once, finished ones included. Default 1000.
         max_running: tasks whose work has not ended. Default 100; at most ``max_tasks``.
         max_followed: task ids one ``subscriptions/listen`` may follow. Default 100.
