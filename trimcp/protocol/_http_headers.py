@@ -53,6 +53,10 @@ _NAME_SOURCES: Final[Mapping[str, tuple[str, str]]] = {
     "tools/call": ("name", "tool's name"),
     "prompts/get": ("name", "prompt's name"),
     "resources/read": ("uri", "resource's URI"),
+    # The Tasks extension (SEP-2663): a task's id, so a balancer can route to its holder.
+    "tasks/get": ("taskId", "task's id"),
+    "tasks/update": ("taskId", "task's id"),
+    "tasks/cancel": ("taskId", "task's id"),
 }
 _PRIMITIVES: Final = frozenset({"string", "integer", "boolean"})
 #: Keywords whose value is one subschema or a list of them (JSON Schema 2020-12 and the

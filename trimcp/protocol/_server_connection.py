@@ -258,7 +258,10 @@ class ServerConnection:
             LocalProtocolError: the id is already in flight, or the connection is closed.
         """
         self._require_open()
-        self._check_declared(request.method)
+        if not request.method.startswith("tasks/"):
+            # 2026-07-28 moved tasks to an extension (SEP-2663), declared under
+            # ``extensions``: the server decides about tasks/*, not the core's flags.
+            self._check_declared(request.method)
         token = self._exchange.start_inbound(request, request.method)
         return RequestReceived(request=request, progress_token=token)
 
