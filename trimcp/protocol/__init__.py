@@ -73,6 +73,8 @@ from ._codec import parse_message as parse_message
 from ._codec_payloads import implementation_to_wire as implementation_to_wire
 from ._codec_payloads import server_capabilities_to_wire as server_capabilities_to_wire
 from ._completion import Completion as Completion
+from ._discover import HANDSHAKE_ONLY_METHODS as HANDSHAKE_ONLY_METHODS
+from ._discover import discover_result as discover_result
 from ._elicitation import ElicitAction as ElicitAction
 from ._elicitation import ElicitResult as ElicitResult
 from ._errors import ErrorCode as ErrorCode
@@ -154,6 +156,7 @@ from ._versions import negotiate as negotiate
 __all__ = [
     "ABSENT",
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "HANDSHAKE_ONLY_METHODS",
     "LATEST_VERSION",
     "LEGACY_ALIASES",
     "META_CLIENT_CAPABILITIES",
@@ -223,6 +226,7 @@ __all__ = [
     "choose_era",
     "decode_header_value",
     "decode_json",
+    "discover_result",
     "encode_header_value",
     "encode_message",
     "error_object_for",

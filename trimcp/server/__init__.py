@@ -57,6 +57,7 @@ from trimcp.protocol import Root as Root
 from trimcp.protocol import ToolAnnotations as ToolAnnotations
 
 from ._cache_hints import CacheHint as CacheHint
+from ._cache_hints import CachePolicy as CachePolicy
 from ._client_features import SampleResult as SampleResult
 from ._client_features import SamplingOptions as SamplingOptions
 from ._completion import CompletionHandler as CompletionHandler
@@ -107,6 +108,7 @@ __all__ = [
     "ArgumentProblem",
     "Audio",
     "CacheHint",
+    "CachePolicy",
     "CallArguments",
     "ClientCapabilityMissing",
     "Completion",

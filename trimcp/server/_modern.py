@@ -22,17 +22,13 @@ The same registered tools, resources and prompts answer both eras; what differs 
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING, Final, Protocol
-
-import trio
 
 from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from trimcp.protocol import (
     META_SERVER_INFO,
-    META_SUBSCRIPTION_ID,
     MODERN_VERSION,
-    ServerConnection,
-    ServerConnectionOptions,
     features,
     implementation_to_wire,
     offered_versions,
@@ -43,9 +39,11 @@ from trimcp.server._dispatch import METHODS, Call, dispatch
 from trimcp.server._mrtr import MRTR_METHODS, end_round, open_round, run_round
 from trimcp.server._tasks_ext import EXTENSION_ID as TASKS_EXTENSION
 from trimcp.server._tasks_ext import TASK_METHODS
-from trimcp.sessions import Listener, SessionHandle
+from trimcp.sessions import serve_listen
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from trimcp.protocol import Implementation, JsonObject, JsonValue, Request, ServerCapabilities
     from trimcp.server._broadcast import SessionSet
     from trimcp.server._cache_hints import CachePolicy
@@ -54,7 +52,8 @@ if TYPE_CHECKING:
     from trimcp.server._request_state import RequestStateSealer
     from trimcp.server._tasks import TaskStore
     from trimcp.server._tasks_ext import TasksExtension
-    from trimcp.sessions import RequestContext
+    from trimcp.server._tasks_ext_store import ExtensionTask
+    from trimcp.sessions import RequestContext, SessionHandle
 
     #: The server's parts a modern request may use (``MCPServer`` holds them).
     ModernParts = tuple[
@@ -220,59 +219,53 @@ def _discover(host: ModernHost, extra: JsonObject | None) -> JsonObject:
     return result
 
 
-def _listen_filter(
-    capabilities: ServerCapabilities, wanted: JsonObject
-) -> tuple[JsonObject, list[str]]:
-    """Return the honoured filter and the notification methods it lets through.
+@typing.final
+class _ServerListen:
+    """The server's broadcasts lent to one listen stream (``trimcp.sessions.ListenHost``)."""
 
-    Raises:
-        InvalidParams: a member has the wrong type.
-    """
-    honored: JsonObject = {}
-    methods: list[str] = []
-    for member, notification, flag in _LIST_FILTERS:
-        value = wanted.get(member)
-        if value is not None and not isinstance(value, bool):
-            raise InvalidParams(
-                f"params.notifications.{member} must be true or false", {"param": member}
-            )
-        if value and getattr(capabilities, flag):
-            honored[member] = True
-            methods.append(notification)
-    return honored, methods
+    __slots__ = ("_catalog", "_context", "_sessions")
 
+    def __init__(self, catalog: Catalog, sessions: SessionSet, context: RequestContext) -> None:
+        self._catalog = catalog
+        self._sessions = sessions
+        self._context = context
 
-async def _subscribe_resources(
-    catalog: Catalog,
-    capabilities: ServerCapabilities,
-    wanted: JsonObject,
-    context: RequestContext,
-) -> list[str] | None:
-    """Run the subscribing hooks of a listen's ``resourceSubscriptions``; return those
-    honoured, or None when none were asked for (or the server offers no subscriptions).
+    def join(self, listener: SessionHandle) -> None:
+        self._sessions.opened(listener)
 
-    Raises:
-        InvalidParams: ``resourceSubscriptions`` is not an array of strings.
-    """
-    uris = wanted.get("resourceSubscriptions")
-    if uris is not None and (
-        not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris)
-    ):
-        raise InvalidParams(
-            "params.notifications.resourceSubscriptions must be an array of resource URIs",
-            {"param": "resourceSubscriptions"},
-        )
-    if not uris or not capabilities.resources_subscribe:
-        return None
-    subscribed: list[str] = []
-    hook_context = Context(context, catalog.read_resource)
-    for uri in dict.fromkeys(uris):
-        found = catalog.find_resource(str(uri))
+    async def subscribe(self, listener: SessionHandle, uri: str) -> bool:
+        found = self._catalog.find_resource(uri)
         if found is None:
-            continue  # not ours: not honoured, so left out of the acknowledgement
-        await found[0].subscribing(str(uri), hook_context)
-        subscribed.append(str(uri))
-    return subscribed
+            return False  # not ours: left out of the acknowledgement
+        # The resource's own subscribing hook runs first, as for resources/subscribe.
+        await found[0].subscribing(uri, Context(self._context, self._catalog.read_resource))
+        self._sessions.subscribe(listener, uri)
+        return True
+
+    def leave(self, listener: SessionHandle) -> None:
+        self._sessions.closed(listener)
+
+
+@typing.final
+class _TaskStatus:
+    """The Tasks extension's ``taskIds`` on a listen stream (``trimcp.sessions.ListenExtra``)."""
+
+    __slots__ = ("_followed", "_tasks")
+
+    def __init__(self, tasks: TasksExtension) -> None:
+        self._tasks = tasks
+        self._followed: list[ExtensionTask] = []
+
+    def accept(self, wanted: JsonObject, context: RequestContext) -> JsonObject | None:
+        followed = self._tasks.followed(wanted, context)
+        if followed is None:
+            return None
+        self._followed = followed
+        return {"taskIds": [task.task_id for task in followed]}
+
+    async def run(self, send: Callable[[str, JsonObject | None], Awaitable[None]]) -> None:
+        if self._followed:
+            await self._tasks.follow(self._followed, send)
 
 
 async def _listen(
@@ -282,66 +275,18 @@ async def _listen(
     params: JsonObject,
     context: RequestContext,
 ) -> JsonObject:
-    """Serve ``subscriptions/listen`` until the client closes it or the listener is dropped.
+    """Serve ``subscriptions/listen`` (``trimcp.sessions.serve_listen``), with task status.
 
     Raises:
         InvalidParams: ``notifications`` is missing or malformed.
         MissingClientCapability: ``taskIds`` without the Tasks extension declared (-32021).
     """
     sessions, tasks_ext = parts
-    wanted = params.get("notifications")
-    if not isinstance(wanted, dict):
-        raise InvalidParams(
-            "params.notifications must be an object naming what to receive, e.g. "
-            '{"toolsListChanged": true, "resourceSubscriptions": ["file:///a.txt"]}',
-            {"param": "notifications"},
-        )
-    capabilities = context.session.server_capabilities
-    honored, methods = _listen_filter(capabilities, wanted)
-    followed = tasks_ext.followed(wanted, context)
-    if followed is not None:
-        honored["taskIds"] = [task.task_id for task in followed]
-    subscribed = await _subscribe_resources(catalog, capabilities, wanted, context)
-    if subscribed is not None:
-        honored["resourceSubscriptions"] = list["JsonValue"](subscribed)
-        methods.append("notifications/resources/updated")
-    subscribed = subscribed or []
-    subscription: JsonObject = {META_SUBSCRIPTION_ID: context.request_id}
-    meta = context.session.request_meta
-    assert meta is not None  # a modern request always has its _meta
-    listener = Listener(
-        ServerConnection.for_request(
-            host.server_info, host.capabilities, ServerConnectionOptions(), meta
-        ),
-        context.request_id,
-        methods,
-        subscribed,
-        context.identity,
+    return await serve_listen(
+        context,
+        params,
+        _ServerListen(catalog, sessions, context),
+        host.server_info,
+        host.capabilities,
+        extras=(_TaskStatus(tasks_ext),),
     )
-    handle = SessionHandle(listener)
-    # The acknowledgement goes first: nothing is listened to before it is written.
-    await context.session.notify(
-        "notifications/subscriptions/acknowledged",
-        {"notifications": honored, "_meta": subscription},
-    )
-    sessions.opened(handle)
-
-    async def send(method: str, note: JsonObject | None) -> None:
-        body: JsonObject = dict(note or {})
-        own = body.get("_meta")
-        body["_meta"] = {**(own if isinstance(own, dict) else {}), **subscription}
-        await context.session.notify(method, body)
-
-    try:
-        for uri in subscribed:
-            sessions.subscribe(handle, uri)
-        async with trio.open_nursery() as nursery:
-            if followed:
-                nursery.start_soon(tasks_ext.follow, followed, send)
-            while (item := await listener.next()) is not None:
-                await send(*item)
-            nursery.cancel_scope.cancel()
-    finally:
-        listener.end()
-        sessions.closed(handle)
-    return {"_meta": subscription, "resultType": "complete"}

@@ -17,6 +17,9 @@ from ._context import SessionIdentity as SessionIdentity
 from ._context import bind_identity as bind_identity
 from ._handler import RequestHandler as RequestHandler
 from ._listen import Listener as Listener
+from ._listen_serve import ListenExtra as ListenExtra
+from ._listen_serve import ListenHost as ListenHost
+from ._listen_serve import serve_listen as serve_listen
 from ._manager import ConnectionBound as ConnectionBound
 from ._manager import ManagedStream as ManagedStream
 from ._manager import ManagerStatistics as ManagerStatistics
@@ -41,6 +44,8 @@ __all__ = [
     "SHUTTING_DOWN",
     "SHUTTING_DOWN_MESSAGE",
     "ConnectionBound",
+    "ListenExtra",
+    "ListenHost",
     "Listener",
     "ManagedStream",
     "ManagerStatistics",
@@ -60,6 +65,7 @@ __all__ = [
     "SessionRecord",
     "SessionTable",
     "bind_identity",
+    "serve_listen",
     "serve_session",
     "serve_stdio",
     "shutting_down",

@@ -144,7 +144,8 @@ class Skills:
         self._roots_changes = 0
 
     async def jail_for(self, ctx: Context) -> Jail:
-        """Return the jail of this call: the configured one, narrowed by the client's roots.
+        """Return the jail of this call: the configured one, narrowed by the client's roots
+        (in a session; a 2026-07-28 call gets the configured one).
 
         Raises:
             PathRefused: the client's roots overlap none of the configured roots, or the
@@ -152,7 +153,10 @@ class Skills:
         """
         session = ctx.session
         capabilities = session.client_capabilities
-        if not capabilities.roots:
+        if not capabilities.roots or ctx.modern:
+            # 2026-07-28 deprecates roots (SEP-2577: "migrate to tool parameters or server
+            # configuration") and could ask for them only by a round trip per call: a
+            # client of that era gets the configured folders.
             return self.jail
         # An answer is kept only from a client that promises to say when its roots change
         # (roots.listChanged); a gateway relaying each roots/list to a different caller
