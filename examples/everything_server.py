@@ -54,7 +54,6 @@ from trimcp.server import (
     ToolAnnotations,
     ToolError,
 )
-from trimcp.sessions import serve_stdio
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -779,7 +778,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.transport == "ws":
         serve = handler.serve_websocket
     else:
-        trio.run(functools.partial(serve_stdio, handler, options=handler.session_options))
+        # With the server's notifications and task runner, as over HTTP.
+        trio.run(handler.serve_stdio)
         return
     with contextlib.suppress(KeyboardInterrupt):
         trio.run(functools.partial(serve, host=args.host, port=args.port))
