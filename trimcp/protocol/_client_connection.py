@@ -15,6 +15,7 @@ https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
@@ -130,11 +131,7 @@ class ClientConnection:
         # None in the handshake era.
         self._meta: JsonObject | None = None
         self._phase = Phase.AWAITING_INITIALIZE
-        if is_modern(self._options.protocol_version):
-            self._meta = request_meta(
-                self._options.protocol_version, self._capabilities, client_info
-            )
-            self._phase = Phase.OPERATING
+        self.switch_version(self._options.protocol_version)
 
     @property
     def phase(self) -> Phase:
@@ -153,6 +150,32 @@ class ClientConnection:
         In the per-request era: what ``server/discover`` said, once ``accept_discover`` saw it.
         """
         return self._server
+
+    def switch_version(self, version: str) -> None:
+        """Speak ``version`` from now on, in its era, while the session is being opened.
+
+        A dual-era client probes with a per-request ``server/discover`` and may fall back to
+        ``initialize`` (or probe again after a refused ``initialize``) on the same
+        connection: request ids go on counting, so a late answer to the abandoned probe
+        can never be taken for the answer to a later request.
+
+        Raises:
+            LocalProtocolError: the server already answered (a handshake or a discovery),
+                a handshake is under way, or the connection is closed.
+        """
+        if self._server is not None or self._phase not in (
+            Phase.AWAITING_INITIALIZE,
+            Phase.OPERATING,
+        ):
+            raise LocalProtocolError(f"cannot switch versions in phase {self._phase.value}")
+        if self._meta is None and self._phase is Phase.OPERATING:
+            raise LocalProtocolError("the handshake is done; the version is negotiated")
+        self._options = dataclasses.replace(self._options, protocol_version=version)
+        self._meta = None
+        self._phase = Phase.AWAITING_INITIALIZE
+        if is_modern(version):
+            self._meta = request_meta(version, self._capabilities, self._client_info)
+            self._phase = Phase.OPERATING
 
     def accept_discover(self, result: JsonObject) -> InitializeResult:
         """Take the server's capabilities and identity from its ``DiscoverResult``.

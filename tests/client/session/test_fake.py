@@ -11,7 +11,6 @@ import math
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pytest
 import trio
 import trio.testing
@@ -38,69 +37,14 @@ from trimcp.errors import (
 )
 from trimcp.transports import memory_stream_pair
 
+from ._fakes import FakeServer
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
 
     from trimcp.client.session._results import Progress
     from trimcp.client.session._session import ClientSession
     from trimcp.transports import MemoryMessageStream, MessageStream
-
-ALL = {
-    "tools": {"listChanged": True},
-    "resources": {"subscribe": True},
-    "prompts": {},
-    "logging": {},
-    "completions": {},
-}
-
-
-class FakeServer:
-    """The server end of a memory pair, driven by the test."""
-
-    def __init__(self, stream: MemoryMessageStream) -> None:
-        self.stream = stream
-        self.ready = trio.Event()
-
-    async def receive(self) -> dict[str, Any]:
-        message = orjson.loads(await self.stream.receive_message())
-        assert isinstance(message, dict)
-        return message
-
-    async def expect(self, method: str) -> dict[str, Any]:
-        message = await self.receive()
-        assert message.get("method") == method, message
-        return message
-
-    async def send(self, message: dict[str, Any] | bytes) -> None:
-        data = message if isinstance(message, bytes) else orjson.dumps(message)
-        await self.stream.send_message(data)
-
-    async def answer(self, request: dict[str, Any], result: dict[str, Any]) -> None:
-        await self.send({"jsonrpc": "2.0", "id": request["id"], "result": result})
-
-    async def handshake(
-        self, capabilities: dict[str, Any] | None = None, *, probed: bool = True
-    ) -> dict[str, Any]:
-        """Refuse the dual-era probe as a 2025-11-25 server does (unless not ``probed``:
-        a renewal), then initialize."""
-        if probed:
-            probe = await self.expect("server/discover")
-            error = {"code": -32600, "message": "Received server/discover before initialize"}
-            await self.send({"jsonrpc": "2.0", "id": probe["id"], "error": error})
-        init = await self.expect("initialize")
-        await self.answer(
-            init,
-            {
-                "protocolVersion": init["params"]["protocolVersion"],
-                "capabilities": ALL if capabilities is None else capabilities,
-                "serverInfo": {"name": "fake", "version": "1"},
-                "instructions": "be nice",
-            },
-        )
-        initialized = await self.expect("notifications/initialized")
-        assert "params" not in initialized
-        self.ready.set()
-        return init
 
 
 @asynccontextmanager

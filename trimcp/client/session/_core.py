@@ -278,15 +278,15 @@ class SessionCore:
         self.mark_ready()
         return arrival
 
-    def use_connection(self, new_connection: Callable[[], ClientConnection]) -> None:
-        """Start over with a fresh protocol core from ``new_connection`` (the other era).
+    def switch_version(self, version: str, new_connection: Callable[[], ClientConnection]) -> None:
+        """Speak ``version`` (maybe the other era) while the session opens.
 
-        For the opening only, before any request of the caller's: answers that still come
-        for the old core's requests (a probe that timed out) match nothing and are dropped.
+        The protocol core stays (``ClientConnection.switch_version``: ids go on counting,
+        so the answer to a probe that timed out matches nothing); ``new_connection`` makes
+        the core of a renewed session later.
         """
         self._new_connection = new_connection
-        self._generation += 1
-        self._conn = new_connection()
+        self._conn.switch_version(version)
 
     async def probe(
         self, method: str, params: JsonObject | None, *, timeout: float | None

@@ -164,7 +164,9 @@ async def open_era(core: SessionCore, opening: Opening) -> None:
     if requested is not None and not is_modern(requested):
         await _handshake(core, opening, requested)  # the handshake era, forced: no probe
         return
-    cache = opening.options.era_cache or DEFAULT_ERA_CACHE
+    cache = opening.options.era_cache
+    if cache is None:
+        cache = DEFAULT_ERA_CACHE
     memo = None if opening.key is None else cache.get(opening.key)
     if memo is not None and not memo.modern and requested is None:
         try:
@@ -177,8 +179,7 @@ async def open_era(core: SessionCore, opening: Opening) -> None:
     if memo is not None and memo.modern:
         discover = memo.fresh_discover(opening.context)
         if discover is not None:
-            version = memo.version
-            core.use_connection(lambda: opening.connect(version))
+            _switch(core, opening, memo.version)
             _accept(core, discover)
             return
     await _probe_and_open(core, opening, cache, requested or MODERN_VERSION)
@@ -234,8 +235,12 @@ def _refuse_legacy(opening: Opening, verdict: Legacy | Retry) -> None:
     logger.info("falling back to initialize: %s", reason)
 
 
+def _switch(core: SessionCore, opening: Opening, version: str) -> None:
+    core.switch_version(version, lambda: opening.connect(version))
+
+
 async def _probe(core: SessionCore, opening: Opening, version: str) -> Verdict:
-    core.use_connection(lambda: opening.connect(version))
+    _switch(core, opening, version)
     timeout = opening.options.discover_timeout
     try:
         answer = await core.probe("server/discover", None, timeout=timeout)
@@ -245,7 +250,7 @@ async def _probe(core: SessionCore, opening: Opening, version: str) -> Verdict:
 
 
 async def _handshake(core: SessionCore, opening: Opening, version: str) -> None:
-    core.use_connection(lambda: opening.connect(version))
+    _switch(core, opening, version)
     await core.handshake()
 
 

@@ -20,14 +20,19 @@ from typing import TYPE_CHECKING, Final, final
 
 import trio
 
+from trimcp.transports.http_client import ServerIdentity
+
 from ._discovery import cache_hint_from_wire
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from trimcp.protocol import JsonObject
+    from trimcp.transports import MessageStream
 
-__all__ = ["CACHED_METHODS", "ListCache", "invalidated_by"]
+    from ._core import SessionCore
+
+__all__ = ["CACHED_METHODS", "CachedLister", "ListCache", "invalidated_by"]
 
 #: The list methods whose pages are kept.
 CACHED_METHODS: Final = frozenset(
@@ -112,3 +117,32 @@ class ListCache:
     def clear(self) -> None:
         """Drop everything (the server may have changed: a new era, a renewed session)."""
         self._pages.clear()
+
+
+@final
+class CachedLister:
+    """The session's page fetch: a page from ``cache`` while it is fresh, else asked for.
+
+    A ``Requester`` for ``_pages``. The credentials' digest comes from the stream
+    (``ServerIdentity``) at each lookup, so a token renewed meanwhile is a new context.
+    Only a per-request-era session's pages are kept: earlier revisions send no hints.
+    """
+
+    def __init__(self, core: SessionCore, cache: ListCache, stream: MessageStream) -> None:
+        self._core = core
+        self._cache = cache
+        self._stream = stream
+
+    async def request(self, method: str, params: JsonObject | None = None) -> JsonObject:
+        """Return the page of ``method`` at ``params.cursor``, from the cache if fresh."""
+        cursor = (params or {}).get("cursor")
+        key = cursor if isinstance(cursor, str) else None
+        stream = self._stream
+        context = stream.authorization_context if isinstance(stream, ServerIdentity) else None
+        cached = self._cache.get(method, key, context)
+        if cached is not None:
+            return cached
+        result = await self._core.request(method, params)
+        if self._core.connection.modern:
+            self._cache.put(method, key, result, context)
+        return result

@@ -112,6 +112,17 @@ class Listener:
 
     # --- what the session calls ---------------------------------------------------------
 
+    @property
+    def current_id(self) -> RequestId | None:
+        """The JSON-RPC id of the acknowledged stream whose notifications are delivered."""
+        current = self._current
+        return None if current is None else current.request_id
+
+    async def wait_listening(self) -> None:
+        """Wait until a stream is acknowledged, or the listener gave up (refused, closed)."""
+        while self._current is None and not self._closed and self._refused is None:
+            await self._changed_wait()
+
     async def subscribe(self, uri: str, timeout: float) -> None:
         """Add ``uri`` and wait until a stream including it is acknowledged.
 

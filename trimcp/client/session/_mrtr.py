@@ -113,7 +113,7 @@ def _entry(where: str, key: str, value: object) -> InputRequest:
     if not isinstance(value, dict):
         raise RemoteProtocolError(f"{where}: inputRequests[{key!r}] must be an object")
     method = value.get("method")
-    if method not in INPUT_METHODS:
+    if not isinstance(method, str) or method not in INPUT_METHODS:
         raise RemoteProtocolError(
             f"{where}: inputRequests[{key!r}] asks for {method!r}, not one of "
             f"{', '.join(sorted(INPUT_METHODS))}"
@@ -121,7 +121,7 @@ def _entry(where: str, key: str, value: object) -> InputRequest:
     params = value.get("params", {})
     if not isinstance(params, dict):
         raise RemoteProtocolError(f"{where}: inputRequests[{key!r}].params must be an object")
-    return InputRequest(key=key, method=str(method), params=params)
+    return InputRequest(key=key, method=method, params=params)
 
 
 def retry_params(

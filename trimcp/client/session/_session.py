@@ -43,7 +43,7 @@ from trimcp.protocol import (
 from ._core import SessionCore, SessionHooks
 from ._errors import CLOSED_BY_CLIENT, require
 from ._handlers import answer_request, capabilities_for
-from ._listcache import ListCache, invalidated_by
+from ._listcache import CachedLister, ListCache, invalidated_by
 from ._listen import subscription_id
 from ._mrtr import answer_input, rounds
 from ._notify import dispatch_notification
@@ -123,7 +123,6 @@ class ClientSession:
         self._handlers = handlers
         self._client_info = client_info
         self._capabilities = capabilities_for(handlers)
-        self._stream = stream
         # 2026-07-28 sends logs only for requests that ask for a level: ask for "info" and
         # above when the application listens, as a 2025-11-25 server sends by default.
         self._log_level: str | None = "info" if handlers.on_log is not None else None
@@ -137,6 +136,7 @@ class ClientSession:
         self._tokens = itertools.count(1)
         self._tools = ToolBook()
         self._lists = ListCache()
+        self._lister = CachedLister(self._core, self._lists, stream)
         self.listener: Listener | None = None
         self.tasks = TaskMethods(self._core, self.new_progress_token)
 
@@ -249,25 +249,6 @@ class ClientSession:
         which has no ``ping``)."""
         method = "server/discover" if self._core.connection.modern else "ping"
         await self._core.request(method, timeout=timeout)
-
-    # --- listing, through the cache ----------------------------------------------------------
-
-    async def _list_page(self, method: str, params: JsonObject | None = None) -> JsonObject:
-        """One page of a listing: reused while the server's ``ttlMs`` says it is fresh."""
-        cursor = (params or {}).get("cursor")
-        key = cursor if isinstance(cursor, str) else None
-        context = _authorization_context(self._stream)
-        cached = self._lists.get(method, key, context)
-        if cached is not None:
-            return cached
-        result = await self._core.request(method, params)
-        if self._core.connection.modern:
-            self._lists.put(method, key, result, context)
-        return result
-
-    @property
-    def _lister(self) -> _Lister:
-        return _Lister(self)
 
     # --- tools -----------------------------------------------------------------------------
 
@@ -480,22 +461,3 @@ class ClientSession:
             await self.tasks.progress_arrived(notification.params)
             return
         await dispatch_notification(self._handlers, notification)
-
-
-@final
-class _Lister:
-    """The session's cached page fetch, as the ``Requester`` that ``_pages`` wants."""
-
-    __slots__ = ("_session",)
-
-    def __init__(self, session: ClientSession) -> None:
-        self._session = session
-
-    async def request(self, method: str, params: JsonObject | None = None) -> JsonObject:
-        return await self._session._list_page(method, params)  # its own helper
-
-
-def _authorization_context(stream: MessageStream) -> str | None:
-    from trimcp.transports.http_client import ServerIdentity
-
-    return stream.authorization_context if isinstance(stream, ServerIdentity) else None
