@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
     from trimcp.server._request_state import RequestStateSealer
 
-__all__ = ["MRTR_METHODS", "Round", "TaskHost", "end_round", "open_round", "run_round"]
+__all__ = ["MRTR_METHODS", "Binding", "Round", "TaskHost", "end_round", "open_round", "run_round"]
 
 #: The only requests that may answer with an InputRequiredResult (MUST NOT on any other).
 MRTR_METHODS: Final = frozenset({"tools/call", "resources/read", "prompts/get"})
@@ -178,12 +178,36 @@ def principal_of(identity: Identity | None) -> str | None:
     return None if identity is None else "\x1f".join(identity.principal)
 
 
+@typing.final
+class Binding:
+    """What a request's state is bound to, computed only when a state is opened or sealed.
+
+    Most calls neither carry a state nor ask for input: they skip the params digest.
+    """
+
+    __slots__ = ("_identity", "_method", "_params", "_value")
+
+    def __init__(self, identity: Identity | None, method: str, params: JsonObject) -> None:
+        self._identity = identity
+        self._method = method
+        self._params = params
+        self._value: StateBinding | None = None
+
+    @property
+    def value(self) -> StateBinding:
+        """The binding (principal, method, digest of the salient params)."""
+        if self._value is None:
+            digest = params_digest(self._method, self._params)
+            self._value = StateBinding(principal_of(self._identity), self._method, digest)
+        return self._value
+
+
 def open_round(
     sealer: RequestStateSealer,
     method: str,
     params: JsonObject,
     identity: Identity | None,
-) -> tuple[Round, StateBinding]:
+) -> tuple[Round, Binding]:
     """Read a request's ``inputResponses`` and ``requestState`` into a ``Round``.
 
     Raises:
@@ -191,7 +215,7 @@ def open_round(
         RequestStateRejected: the state is forged, expired, for another request or
             principal, or used already (-32602).
     """
-    binding = StateBinding(principal_of(identity), method, params_digest(method, params))
+    binding = Binding(identity, method, params)
     responses = params.get("inputResponses")
     if responses is None and "inputResponses" in params:
         raise InvalidParams(
@@ -209,7 +233,7 @@ def open_round(
     carried: dict[str, JsonValue] = {}
     state = params.get("requestState")
     if state is not None or "requestState" in params:
-        opened = sealer.open(state, binding)
+        opened = sealer.open(state, binding.value)
         sealer.consume(opened)
         earlier = opened.payload.get("a")
         once = opened.payload.get("o")
@@ -233,7 +257,7 @@ async def run_round(
     round_: Round,
     body: Callable[[], Awaitable[JsonObject]],
     sealer: RequestStateSealer,
-    binding: StateBinding,
+    binding: Binding,
 ) -> JsonObject:
     """Run one pass of the handler; return its result or an ``InputRequiredResult``."""
     result: JsonObject | None = None
@@ -246,7 +270,7 @@ def end_round(
     round_: Round,
     result: JsonObject | None,
     sealer: RequestStateSealer,
-    binding: StateBinding,
+    binding: Binding,
 ) -> JsonObject:
     """Return what a finished pass answers: ``result``, or an ``InputRequiredResult``.
 
@@ -268,5 +292,5 @@ def end_round(
     return {
         "resultType": "input_required",
         "inputRequests": dict(round_.pending),
-        "requestState": sealer.seal(state, binding),
+        "requestState": sealer.seal(state, binding.value),
     }
