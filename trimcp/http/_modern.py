@@ -17,7 +17,9 @@ https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stream
   404 for -32601, 400 for the request's own faults (-32600, -32602, -32020, -32021,
   -32022); a result, and any other error, 200;
 * the client closing the connection cancels the request (Cancellation): nothing more is
-  sent for it.
+  sent for it;
+* a request the server abandons (a listen stream whose client stopped reading) ends with
+  its response unfinished, and the connection is closed.
 """
 
 from __future__ import annotations
@@ -218,7 +220,7 @@ class ModernEndpoint:
         modern = ModernRequest(
             self._handler, request, meta, stream, identity=identity, options=self._session_options
         )
-        answers: list[bytes] = []  # empty if the client went away first
+        answers: list[bytes | None] = []  # empty if the client went away first
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -234,6 +236,10 @@ class ModernEndpoint:
             nursery.cancel_scope.cancel()
         if not answers:
             logger.debug("%s %r: the client went away; cancelled", request.method, request.id)
+            return
+        if answers[0] is None:
+            # Abandoned (a listen stream whose client reads nothing): the stream may be stuck
+            # mid-event, so it ends here unfinished and the server closes the connection.
             return
         if stream.started:
             await stream.finish(answers[0])

@@ -128,7 +128,9 @@ def read_request_meta(params: JsonObject | None) -> RequestMeta:
             {"missing": META_CLIENT_CAPABILITIES},
         )
     level = meta.get(META_LOG_LEVEL)
-    if level is not None and level not in _LOG_LEVELS:
+    # Checked as a string first: any JSON value may arrive, and a list or an object is
+    # unhashable (a set lookup would raise TypeError instead of answering -32602).
+    if level is not None and not (isinstance(level, str) and level in _LOG_LEVELS):
         raise InvalidParams(
             f'params._meta["{META_LOG_LEVEL}"] must be one of {", ".join(sorted(_LOG_LEVELS))}',
             {"invalid": META_LOG_LEVEL},
@@ -145,12 +147,13 @@ def read_request_meta(params: JsonObject | None) -> RequestMeta:
 
 
 def _client_info(value: object) -> Implementation | None:
-    # A SHOULD: a malformed one is ignored rather than failing the request.
+    # A SHOULD: a malformed one is ignored rather than failing the request. The reader
+    # refuses with InvalidParams (a wrong name or version), which must not escape here.
     if not isinstance(value, dict):
         return None
     try:
         return implementation_from_wire(value, META_CLIENT_INFO)
-    except RemoteProtocolError:
+    except (InvalidParams, RemoteProtocolError):
         return None
 
 

@@ -11,9 +11,15 @@ direct ``notify``): a ``Listener`` is a ``SessionPort`` whose "session" is that 
 ``SessionSet`` counts it among its members and subscribes it to URIs like any session, and
 the same slow-consumer policy holds: at most ``MAX_QUEUED_NOTICES`` notifications wait for
 a listener; past that they are dropped for it, and after ``MAX_DROPPED_NOTICES`` drops it is
-abandoned (its stream ends; the client may listen again). It keeps only what the client
-asked for; the request that opened it (``trimcp.server``) reads them with ``next`` and
-writes them on its own stream, tagged with the subscription id.
+abandoned (its stream ends; the client may listen again). The direct way (``notify``, which
+a session answers by waiting for room) takes the same bound here, as a listener never waits.
+It keeps only what the client asked for; the request that opened it (``trimcp.server``)
+reads them with ``next`` and writes them on its own stream, tagged with the subscription id.
+
+Abandoning a listener ends its request too (``ModernRequest.abandon``, found as the request
+being served where the listener was made): a client that reads nothing leaves the request
+stuck in a write that ``next`` returning None would never reach, and its stream (and the
+listener's place among the server's broadcasts) would outlive the drop.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ import orjson
 import trio
 
 from trimcp.errors import LocalProtocolError
+
+from ._context import SessionHandle
+from ._modern import serving_request
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection
@@ -45,9 +54,13 @@ class Listener:
     """One listen stream's queue of wanted notifications (see the module docstring)."""
 
     __slots__ = (
+        # The slow-consumer policy counts drops per port in a WeakKeyDictionary
+        # (``SessionHandle.notify_nowait``): a listener must be weakly referenceable.
+        "__weakref__",
         "_ended",
         "_identity",
         "_methods",
+        "_owner",
         "_queue",
         "_ready",
         "_uris",
@@ -77,6 +90,8 @@ class Listener:
         self._queue: deque[tuple[str, JsonObject | None]] = deque()
         self._ready = trio.Event()
         self._ended = False
+        # The listen request this stream belongs to (None: made outside one), ended with it.
+        self._owner = serving_request()
 
     async def next(self) -> tuple[str, JsonObject | None] | None:
         """Wait for the next notification; None once the listener was abandoned."""
@@ -127,16 +142,20 @@ class Listener:
     async def write(
         self, data: bytes, related: RequestId | None = None, *, final: bool = False
     ) -> bool:
-        """Take an encoded notification (the broadcasts' direct way) as ``post_notification``."""
+        """Take an encoded notification (the broadcasts' direct way) as ``write_now``."""
         return self.write_now(data)
 
     def write_now(self, data: bytes, related: RequestId | None = None) -> bool:
-        """Queue an encoded notification at once; never waits."""
+        """Queue an encoded notification at once, under the slow-consumer bound; never waits.
+
+        Returns False if it was not queued (not a notification, ended, or dropped).
+        """
         message = orjson.loads(data) if data else None
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             return False
         params = message.get("params")
-        return self.post_notification(
+        # Through notify_nowait: the bound and the drop count of the broadcasts' own way.
+        return SessionHandle(self).notify_nowait(
             message["method"], params if isinstance(params, dict) else None
         )
 
@@ -178,9 +197,14 @@ class Listener:
         return False
 
     def abandon(self) -> None:
-        """A listener that does not keep up: end its stream (the client may listen again)."""
+        """A listener that does not keep up: end it and its request (the module docstring).
+
+        The client may listen again.
+        """
         if not self._ended:
             logger.warning(
                 "%s: the client does not read its notifications; ending the stream", self.name
             )
         self.end()
+        if self._owner is not None:
+            self._owner.abandon()

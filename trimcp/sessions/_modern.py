@@ -13,6 +13,10 @@ The transport hands it the parsed request, the checked ``RequestMeta`` and a
 when the first one comes; stdio: the process's output), then awaits ``run``, which returns
 the encoded response. Cancelling ``run`` (the client closed the request's stream, or sent
 ``notifications/cancelled`` on stdio) cancels the handler; nothing more is sent for it.
+``abandon`` is the server's own way to give up on a request whose stream does not keep up
+(a ``subscriptions/listen`` whose client reads nothing, ``_listen.py``): the handler is
+cancelled even where it waits to write, and ``run`` returns None, so its transport ends the
+stream without an answer.
 
 What a session offers and a request does not: ``request`` (server-to-client requests were
 replaced by multi round-trip results, which ``trimcp.server.Context`` builds), posted and
@@ -22,7 +26,10 @@ broadcast notifications, and background work that outlives the request.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Protocol, final
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Final, Protocol, final
+
+import trio
 
 from trimcp.errors import JsonRpcError, LocalProtocolError
 from trimcp.protocol import ErrorResponse, ServerConnection, encode_message, error_object_for
@@ -39,9 +46,20 @@ if TYPE_CHECKING:
     from ._handler import RequestHandler
     from ._port import ProgressCallback
 
-__all__ = ["ModernRequest", "RequestSink"]
+__all__ = ["ModernRequest", "RequestSink", "serving_request"]
 
 logger = logging.getLogger(__name__)
+
+# The modern request whose handler runs in this context: how a ``Listener``, made deep in
+# a handler, finds the request to abandon when its client stops reading.
+_SERVING: Final[ContextVar[ModernRequest | None]] = ContextVar(
+    "trimcp_modern_request", default=None
+)
+
+
+def serving_request() -> ModernRequest | None:
+    """Return the modern request being served in this context (None: none is)."""
+    return _SERVING.get()
 
 
 class RequestSink(Protocol):
@@ -64,7 +82,9 @@ class ModernRequest:
         "_handler",
         "_identity",
         "_request",
+        "_scope",
         "_sink",
+        "abandoned",
         "connection",
         "error_code",
         "log_level",
@@ -97,15 +117,36 @@ class ModernRequest:
         self._identity = identity
         #: The JSON-RPC error code ``run`` answered with; None for a result.
         self.error_code: int | None = None
+        #: True once ``abandon`` gave up on the request.
+        self.abandoned = False
+        # Encloses the handler; only ``abandon`` cancels it.
+        self._scope = trio.CancelScope()
 
-    async def run(self) -> bytes:
-        """Serve the request; return its encoded response (a result or an error)."""
+    async def run(self) -> bytes | None:
+        """Serve the request; return its encoded response (a result or an error).
+
+        Returns None if the request was abandoned (``abandon``): nothing more may be written
+        for it, not even an answer.
+        """
         request = self._request
         try:
             event = self.connection.accept(request)
         except (JsonRpcError, LocalProtocolError) as exc:
             return self._error(request.id, exc)
         context = RequestContext(self, request.id, event.progress_token)
+        answer: bytes | None = None
+        serving = _SERVING.set(self)
+        try:
+            with self._scope:
+                answer = await self._answer(request, context)
+        finally:
+            _SERVING.reset(serving)
+        if self.abandoned:  # even if the handler finished before it saw the cancellation
+            logger.debug("%s %r: abandoned; no answer is sent", request.method, request.id)
+            return None
+        return answer
+
+    async def _answer(self, request: Request, context: RequestContext) -> bytes:
         try:
             result = await self._handler.handle_request(request, context)
         except Exception as exc:
@@ -165,14 +206,19 @@ class ModernRequest:
     async def write(
         self, data: bytes, related: RequestId | None = None, *, final: bool = False
     ) -> bool:
-        """Send one of the request's own messages (progress, a log line)."""
+        """Send one of the request's own messages (progress, a log line).
+
+        Returns False, sending nothing, once the request was abandoned.
+        """
+        if self.abandoned:
+            return False
         if data and not self._sink.send_nowait(data):
             await self._sink.send(data)
         return True
 
     def write_now(self, data: bytes, related: RequestId | None = None) -> bool:
         """Send one message if that needs no waiting; False: ``write`` it instead."""
-        return not data or self._sink.send_nowait(data)
+        return self.abandoned or not data or self._sink.send_nowait(data)
 
     def post_notification(self, method: str, params: JsonObject | None) -> bool:
         """Nothing but the request's own messages may reach its client: never sent."""
@@ -224,4 +270,11 @@ class ModernRequest:
         return False
 
     def abandon(self) -> None:
-        """Nothing to give up: a request never queues notifications."""
+        """Give up on the request: its stream does not keep up (see the module docstring).
+
+        Cancels the handler, wherever it waits (a write its client does not take included,
+        unless the transport shields it: then once that write is done); from now on nothing
+        is written for the request, and ``run`` returns None. Idempotent.
+        """
+        self.abandoned = True
+        self._scope.cancel()

@@ -12,9 +12,11 @@ A modern request runs in a task of its own (``ModernRequest``); its progress and
 and its response are written on the session's stream as they come, in any order with other
 traffic (JSON-RPC matches them by id). ``notifications/cancelled`` naming one of them
 cancels it, and nothing more is written for it (Basic > Patterns > Cancellation); that is
-also how a client ends a ``subscriptions/listen``. When the input ends, the requests in
-flight finish (the session's drain waits for them), except listen streams, which end then:
-nobody is left to read them.
+also how a client ends a ``subscriptions/listen``. A listen stream the server gives up
+(its client does not read, ``ModernRequest.abandon``) ends with the server's own
+``notifications/cancelled`` naming it instead of an answer (Basic > Patterns >
+Cancellation). When the input ends, the requests in flight finish (the session's drain
+waits for them), except listen streams, which end then: nobody is left to read them.
 
 Cost on the handshake path: two substring searches per message, made only to find the rare
 message that needs parsing here.
@@ -32,6 +34,7 @@ from trimcp.errors import InvalidParams, InvalidRequest, JsonRpcError
 from trimcp.protocol import (
     Era,
     ErrorResponse,
+    Notification,
     Request,
     choose_era,
     encode_message,
@@ -44,7 +47,7 @@ from ._modern import ModernRequest
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from trimcp.protocol import RequestId
+    from trimcp.protocol import JsonObject, RequestId
 
     from ._handler import RequestHandler
     from ._options import SessionOptions
@@ -119,8 +122,8 @@ class ModernLane:
         Never waits: a request starts in a task of its own, a refusal is queued for
         writing in one as well.
         """
-        if self._in_flight and _CANCELLED in data:
-            return self._cancel(data)
+        if self._in_flight and _CANCELLED in data and self._cancel(data):
+            return True
         if not any(marker in data for marker in _MODERN_MARKERS):
             return False
         found = _modern_request(data)
@@ -161,6 +164,8 @@ class ModernLane:
         try:
             with scope:
                 answer = await modern.run()
+                if answer is None:  # abandoned: a listen stream that did not keep up
+                    answer = _torn_down(request.id)
                 await self._host.write(answer)
         finally:
             del self._in_flight[request.id]
@@ -173,9 +178,12 @@ class ModernLane:
             message = orjson.loads(data)
         except orjson.JSONDecodeError:
             return False
-        params = message.get("params") if isinstance(message, dict) else None
+        if not isinstance(message, dict) or message.get("method") != "notifications/cancelled":
+            return False  # anything else that mentions it (a batch, a log line): the core's
+        params = message.get("params")
         target = params.get("requestId") if isinstance(params, dict) else None
-        if message.get("method") != "notifications/cancelled" or not isinstance(target, str | int):
+        # A request id is a string or an integer; true is neither, though it equals 1.
+        if isinstance(target, bool) or not isinstance(target, str | int):
             return False
         found = self._in_flight.get(target)
         if found is None:
@@ -206,6 +214,20 @@ def _modern_request(data: bytes) -> tuple[RequestId, str, object] | None:
     if choose_era(None, method, params) is not Era.MODERN:
         return None
     return request_id, method, params
+
+
+def _torn_down(request_id: RequestId) -> bytes:
+    """The notice that the server ended the listen stream ``request_id`` on its own.
+
+    "A server MUST send notifications/cancelled referencing a subscriptions/listen request
+    ID when it tears down that subscription stream" (2026-07-28, Basic > Patterns >
+    Cancellation); on stdio there is no stream of its own to close instead.
+    """
+    params: JsonObject = {
+        "requestId": request_id,
+        "reason": "the client did not read the subscription's notifications in time",
+    }
+    return encode_message(Notification(method="notifications/cancelled", params=params))
 
 
 def _duplicate(request_id: RequestId) -> InvalidRequest:
