@@ -406,12 +406,6 @@ async def test_closing_input_finishes_requests_in_flight_and_ends_listen_streams
             await stdio.from_server.receive()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trimcp/sessions/_session.py: InitializationDue stops any session whose core is not "
-    "operating after SessionOptions.initialization_timeout (60 s), so a stdio client that "
-    "speaks only 2026-07-28 (no initialize) is cut off after a minute",
-)
 async def test_a_modern_only_client_is_not_timed_out_for_skipping_initialize(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -452,12 +446,6 @@ class _Tapped:
         await self._stream.aclose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trimcp/server/_modern.py _listen (and sessions/_listen_serve.py) writes the "
-    "acknowledgement before the listener joins the server's broadcasts, so a change made "
-    "once the client holds the acknowledgement can be lost",
-)
 async def test_a_change_right_after_the_acknowledgement_is_delivered() -> None:
     # Once acknowledged, a subscription is established (Subscriptions > Acknowledgment):
     # a change made the moment the acknowledgement leaves must still reach it.
@@ -638,12 +626,6 @@ async def test_a_modern_request_that_mentions_notifications_cancelled_is_still_m
         assert text_of(await stdio.receive()) == "released"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trimcp/server/_modern.py _listen calls Catalog.find_resource unguarded: a URI "
-    "that matches a template but whose variable does not convert raises ResourceNotFound, "
-    "and the listen request is answered -32002, which 2026-07-28 forbids",
-)
 async def test_a_subscription_to_a_uri_no_template_accepts_is_not_honoured() -> None:
     server = build_server()
 

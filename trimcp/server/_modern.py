@@ -234,7 +234,10 @@ class _ServerListen:
         self._sessions.opened(listener)
 
     async def subscribe(self, listener: SessionHandle, uri: str) -> bool:
-        found = self._catalog.find_resource(uri)
+        try:
+            found = self._catalog.find_resource(uri)
+        except ResourceNotFound:  # a template matched, but a variable does not convert
+            found = None
         if found is None:
             return False  # not ours: left out of the acknowledgement
         # The resource's own subscribing hook runs first, as for resources/subscribe.

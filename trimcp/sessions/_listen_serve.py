@@ -208,12 +208,13 @@ async def serve_listen(  # noqa: PLR0913 - the request, and what the server lend
         if watching:
             subscribed = [uri for uri in requested if await host.subscribe(handle, uri)]
             honored["resourceSubscriptions"] = list["JsonValue"](subscribed)
-        # The acknowledgement goes first: nothing is queued for the stream before it.
+        # Joined before the acknowledgement, so that no change made once the client has it
+        # is lost; what arrives meanwhile waits in the listener, written after it.
+        host.join(handle)
         await context.session.notify(
             "notifications/subscriptions/acknowledged",
             {"notifications": honored, "_meta": subscription},
         )
-        host.join(handle)
         async with trio.open_nursery() as nursery:
             for feed in feeds:
                 nursery.start_soon(feed.run, send)

@@ -101,7 +101,7 @@ class _StreamSink:
 class ModernLane:
     """The modern requests of one session's stream (see the module docstring)."""
 
-    __slots__ = ("_handler", "_host", "_in_flight", "_options", "_sink")
+    __slots__ = ("_handler", "_host", "_in_flight", "_options", "_sink", "served")
 
     def __init__(self, handler: RequestHandler, options: SessionOptions, host: LaneHost) -> None:
         self._handler = handler
@@ -110,6 +110,8 @@ class ModernLane:
         self._sink = _StreamSink(host)
         # Request id -> (its cancel scope, whether it is a listen stream).
         self._in_flight: dict[RequestId, tuple[trio.CancelScope, bool]] = {}
+        #: True once a 2026-07-28 request was taken: the client need never initialize.
+        self.served = False
 
     @property
     def in_flight(self) -> int:
@@ -143,6 +145,7 @@ class ModernLane:
         request = Request(id=request_id, method=method, params=params)
         scope = trio.CancelScope()
         self._in_flight[request_id] = (scope, method == "subscriptions/listen")
+        self.served = True
         modern = ModernRequest(self._handler, request, meta, self._sink, options=self._options)
         self._host.start_soon(self._serve, request, modern, scope)
         return True

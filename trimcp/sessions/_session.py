@@ -506,6 +506,9 @@ class Session(Actor):
             self.stop(NORMAL)
             return
         if isinstance(message, InitializationDue):
+            if self._lane is not None and self._lane.served:
+                # A 2026-07-28 client never initializes: its stream stays open.
+                return
             if self.connection.phase is not Phase.OPERATING:
                 logger.info(
                     "session %s: no initialized notification within %g s; closing",
