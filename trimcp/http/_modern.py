@@ -24,6 +24,7 @@ https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stream
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
 import typing
@@ -42,7 +43,7 @@ from trimcp.protocol import (
     check_request_headers,
     read_request_meta,
 )
-from trimcp.sessions import ModernRequest
+from trimcp.sessions import ModernRequest, run_inline
 from trimcp.transports import encode_event, keepalive_comment
 
 if TYPE_CHECKING:
@@ -107,12 +108,17 @@ class _ResponseStream:
                 {"type": "http.response.body", "body": encode_event(data), "more_body": False}
             )
 
-    async def keepalive(self, interval: float) -> None:
-        """Write a comment whenever the open stream was quiet for ``interval`` seconds."""
-        while True:
-            await trio.sleep(interval)
-            if self.started and trio.current_time() - self.last_write >= interval:
-                await self._write(keepalive_comment())
+    async def keepalive(self, interval: float, scope: trio.CancelScope) -> None:
+        """Write a comment whenever the open stream was quiet for ``interval`` seconds,
+        until ``scope`` is cancelled (a system task: a failed write just ends it)."""
+        with scope:
+            try:
+                while True:
+                    await trio.sleep(interval)
+                    if self.started and trio.current_time() - self.last_write >= interval:
+                        await self._write(keepalive_comment())
+            except Exception:  # noqa: BLE001 - the connection is gone; the watcher saw it
+                logger.debug("keep-alive: the stream is gone")
 
     async def _write(self, body: bytes) -> None:
         async with self._lock:
@@ -221,19 +227,37 @@ class ModernEndpoint:
             self._handler, request, meta, stream, identity=identity, options=self._session_options
         )
         answers: list[bytes | None] = []  # empty if the client went away first
-        async with trio.open_nursery() as nursery:
+        handler_scope = trio.CancelScope()
+        helpers: list[trio.CancelScope] = []
 
-            async def watch() -> None:
-                # Closing the response stream is the cancellation (Cancellation, 2026-07-28).
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                nursery.cancel_scope.cancel()
+        async def watch(scope: trio.CancelScope) -> None:
+            # Closing the response stream is the cancellation (Cancellation, 2026-07-28).
+            with scope:
+                try:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                except Exception:  # noqa: BLE001 - a broken connection is a gone client
+                    logger.debug("%s %r: receive failed", request.method, request.id)
+                handler_scope.cancel()
 
-            nursery.start_soon(watch)
+        def suspending() -> None:
+            # Most requests answer without ever waiting, and need no watcher: one starts
+            # only when the handler first suspends (a task per request cost ~130 µs).
+            scope = trio.CancelScope()
+            helpers.append(scope)
+            trio.lowlevel.spawn_system_task(watch, scope)
             if self._keepalive is not None and request.method == "subscriptions/listen":
-                nursery.start_soon(stream.keepalive, self._keepalive)
-            answers.append(await modern.run())
-            nursery.cancel_scope.cancel()
+                beat = trio.CancelScope()
+                helpers.append(beat)
+                trio.lowlevel.spawn_system_task(stream.keepalive, self._keepalive, beat)
+
+        try:
+            with handler_scope:
+                run = modern.run()
+                answers.append(await run_inline(run, contextvars.copy_context(), suspending))
+        finally:
+            for scope in helpers:
+                scope.cancel()
         if not answers:
             logger.debug("%s %r: the client went away; cancelled", request.method, request.id)
             return

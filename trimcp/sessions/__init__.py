@@ -16,6 +16,7 @@ from ._context import SessionHandle as SessionHandle
 from ._context import SessionIdentity as SessionIdentity
 from ._context import bind_identity as bind_identity
 from ._handler import RequestHandler as RequestHandler
+from ._inline import run_inline as run_inline
 from ._listen import Listener as Listener
 from ._listen_serve import ListenExtra as ListenExtra
 from ._listen_serve import ListenHost as ListenHost
@@ -65,6 +66,7 @@ __all__ = [
     "SessionRecord",
     "SessionTable",
     "bind_identity",
+    "run_inline",
     "serve_listen",
     "serve_session",
     "serve_stdio",
