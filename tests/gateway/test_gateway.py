@@ -1,4 +1,8 @@
-"""The gateway in memory: local MCPServer backends, a real client session in front."""
+"""The gateway in memory: local MCPServer backends, a real client session in front.
+
+Where the era matters, each test runs with the backends in either era (``backend_era``) and
+the client in either era (``client_era``, ``conftest.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 
+from tests.gateway.conftest import Era, backend_options, session_options
 from trimcp.client import ClientHandlers, ClientSession, LogMessage, Progress
 from trimcp.config import GatewaySettings
 from trimcp.errors import JsonRpcError
@@ -80,17 +85,23 @@ async def _gateway(
     handlers: ClientHandlers | None = None,
     servers: list[tuple[str, MCPServer]] | None = None,
     page_size: int = 50,
+    eras: tuple[Era, Era] = ("modern", "modern"),
 ) -> AsyncIterator[tuple[Gateway, ClientSession]]:
+    """A gateway over ``servers`` (backends in ``eras[0]``), a client (``eras[1]``) of it."""
     local = servers if servers is not None else [("alpha", _alpha()), ("beta", _beta())]
-    gateway = Gateway(local=local, settings=settings, page_size=page_size)
+    options = backend_options(eras[0], *(name for name, _ in local))
+    gateway = Gateway(local=local, settings=settings, page_size=page_size, local_options=options)
     async with gateway.open():
         await gateway.wait_settled()
-        async with open_client_pair(gateway, handlers=handlers) as client:
+        client_options = session_options(eras[1])
+        async with open_client_pair(gateway, handlers=handlers, options=client_options) as client:
             yield gateway, client
 
 
-async def test_tools_are_namespaced_and_pass_through_unchanged() -> None:
-    async with _gateway() as (_, client):
+async def test_tools_are_namespaced_and_pass_through_unchanged(
+    backend_era: Era, client_era: Era
+) -> None:
+    async with _gateway(eras=(backend_era, client_era)) as (_, client):
         tools = {tool.name: tool for tool in await client.list_tools()}
         assert set(tools) == {
             "alpha__search",
@@ -161,7 +172,7 @@ async def test_pagination_over_backends() -> None:
         assert len(seen) == len(set(seen)) == 5
 
 
-async def test_progress_and_logs_are_relayed() -> None:
+async def test_progress_and_logs_are_relayed(backend_era: Era, client_era: Era) -> None:
     logs: list[LogMessage] = []
     logged = trio.Event()
 
@@ -171,7 +182,7 @@ async def test_progress_and_logs_are_relayed() -> None:
 
     handlers = ClientHandlers(on_log=on_log)
     progress: list[Progress] = []
-    async with _gateway(handlers=handlers) as (_, client):
+    async with _gateway(handlers=handlers, eras=(backend_era, client_era)) as (_, client):
         result = await client.call_tool("alpha__slow", {"steps": 3}, on_progress=progress.append)
         assert result.text == "done"
         assert [p.progress for p in progress] == [1, 2, 3]
@@ -182,8 +193,10 @@ async def test_progress_and_logs_are_relayed() -> None:
     assert logs[0].data == "slow is done"
 
 
-async def test_prompts_resources_and_templates_route_to_their_backend() -> None:
-    async with _gateway() as (_, client):
+async def test_prompts_resources_and_templates_route_to_their_backend(
+    backend_era: Era, client_era: Era
+) -> None:
+    async with _gateway(eras=(backend_era, client_era)) as (_, client):
         prompts = [prompt.name for prompt in await client.list_prompts()]
         assert prompts == ["alpha__greet"]
         got = await client.get_prompt("alpha__greet", {"name": "Ada"})
@@ -198,8 +211,10 @@ async def test_prompts_resources_and_templates_route_to_their_backend() -> None:
             await client.read_resource("note://nowhere")
 
 
-async def test_cancelling_downstream_cancels_the_backend_call() -> None:
-    async with _gateway() as (_, client):
+async def test_cancelling_downstream_cancels_the_backend_call(
+    backend_era: Era, client_era: Era
+) -> None:
+    async with _gateway(eras=(backend_era, client_era)) as (_, client):
         with trio.move_on_after(0.2) as scope:
             await client.call_tool("beta__wait_forever", {})
         assert scope.cancelled_caught
@@ -207,11 +222,14 @@ async def test_cancelling_downstream_cancels_the_backend_call() -> None:
         assert (await client.call_tool("beta__search", {"query": "z"})).text == "beta:z"
 
 
-async def test_backend_catalog_change_becomes_list_changed() -> None:
+async def test_backend_catalog_change_becomes_list_changed(
+    backend_era: Era, client_era: Era
+) -> None:
     alpha = _alpha()
     changed = trio.Event()
     handlers = ClientHandlers(on_tools_changed=changed.set)
-    async with _gateway(handlers=handlers, servers=[("alpha", alpha)]) as (_, client):
+    eras = (backend_era, client_era)
+    async with _gateway(handlers=handlers, servers=[("alpha", alpha)], eras=eras) as (_, client):
 
         async def extra() -> str:
             """Added later."""
@@ -224,7 +242,7 @@ async def test_backend_catalog_change_becomes_list_changed() -> None:
         assert "alpha__extra" in names
 
 
-async def test_unknown_tool_is_a_protocol_error() -> None:
-    async with _gateway() as (_, client):
+async def test_unknown_tool_is_a_protocol_error(backend_era: Era, client_era: Era) -> None:
+    async with _gateway(eras=(backend_era, client_era)) as (_, client):
         with pytest.raises(JsonRpcError):
             await client.call_tool("nobody__search", {})

@@ -6,13 +6,16 @@ renamed by ``namespace`` so that two backends may both have a ``search`` tool. T
 reads only flat tables, so the per-backend settings are flat too: ``prefixes`` holds
 ``"backend=prefix"`` strings, and ``allow``/``deny`` are glob patterns matched against the
 *namespaced* tool names (``"github__*"``), which name the backend anyway.
+
+``max_parked_calls`` and ``parked_call_ttl`` bound the backend calls that wait for a
+2026-07-28 caller's input between its requests (``trimcp.gateway``'s ``_parked.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._schema import Check, spec
+from ._schema import Check, above, at_least, spec
 
 #: The schemes ``namespace`` may name besides "none" (bare names).
 NAMESPACE_SCHEMES: tuple[str, ...] = (
@@ -47,6 +50,12 @@ class GatewaySettings:
             shows that backend's names bare).
         allow: glob patterns of namespaced tool names offered; empty offers every tool.
         deny: glob patterns of namespaced tool names never offered (wins over ``allow``).
+        max_parked_calls: backend calls that may wait at once for a 2026-07-28 caller's
+            answer (an ``InputRequiredResult`` sent, its retry not come yet); parking one
+            more cancels the one waiting longest (default 256).
+        parked_call_ttl: seconds such a call waits for the retry before it is cancelled at
+            its backend; its ``requestState`` expires with it (default 600, as long as the
+            states ``trimcp.server`` issues live).
     """
 
     namespace: str = field(
@@ -78,6 +87,21 @@ class GatewaySettings:
             meaning="glob patterns of namespaced tool names never offered",
             check=Check(test=_patterns_ok, rule="of non-empty patterns"),
             example=("*__delete_*",),
+        ),
+    )
+
+    max_parked_calls: int = field(
+        default=256,
+        metadata=spec(
+            meaning="backend calls that may wait at once for a 2026-07-28 caller's input",
+            check=at_least(1),
+        ),
+    )
+    parked_call_ttl: float = field(
+        default=600.0,
+        metadata=spec(
+            meaning="seconds a backend call waits for a 2026-07-28 caller's retry",
+            check=above(0),
         ),
     )
 

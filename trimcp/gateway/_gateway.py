@@ -4,14 +4,18 @@
 
     gateway                    Supervisor, rest_for_one
     ├── <name>.host            the ConnectionManager's subtree: one Connection per backend
-    └── catalog                re-reads the backends' catalogs when one changes and tells
-                               the gateway's sessions ``notifications/*/list_changed``
+    ├── catalog                re-reads the backends' catalogs when one changes and tells
+    │                          the gateway's sessions ``notifications/*/list_changed``
+    └── parked                 the backend calls of 2026-07-28 callers, which wait for
+                               their callers' input between requests (``_parked.py``)
 
 Backends are upstream servers (``[upstreams]``/``mcpServers``: a process, HTTP or WebSocket)
 and local servers (the built-in tools, the ``[server] object``) reached in memory
 (``_local.py``); all go through the same ``Connection`` actors, so a crash is restarted with
-backoff whatever the backend. This class is the ``RequestHandler`` that ties the parts
-together (MCP 2025-11-25, https://modelcontextprotocol.io/specification/2025-11-25/server):
+backoff whatever the backend. Either side may speak MCP 2025-11-25 (sessions) or 2026-07-28
+(per-request): a backend as the gateway's ``ClientSession`` to it found out (``_backend.py``),
+a downstream client per request (``_modern.py``). This class is the ``RequestHandler`` that
+ties the parts together (MCP 2025-11-25, https://modelcontextprotocol.io/specification/2025-11-25/server):
 
 * ``_view.py``: what is offered and how it is named;
 * ``_catalog.py``: the view kept fresh, ``list_changed``, ``*/list`` pages;
@@ -19,9 +23,11 @@ together (MCP 2025-11-25, https://modelcontextprotocol.io/specification/2025-11-
   cancellation, a backend's failure as an ``isError`` result naming it;
 * ``_subscriptions.py``: ``resources/subscribe`` reference-counted per (backend, URI),
   restored when a backend reconnects;
-* ``_logs.py``: the backends' log messages relayed, filtered by each session's level;
+* ``_logs.py``: the backends' log messages relayed, filtered by each recipient's level;
 * ``_relay.py``: a backend's sampling, elicitation and roots requests made while serving a
-  call go to the client of that call (the rule and its limits are there).
+  call go to the client of that call (the rule and its limits are there);
+* ``_parked.py``: for a 2026-07-28 client, as an ``InputRequiredResult``, the backend call
+  waiting in between (bounded by ``[gateway] max_parked_calls`` and ``parked_call_ttl``).
 
 Not yet: notifications go to each session directly (no ``NotificationHub``).
 """
@@ -47,8 +53,10 @@ from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 
 from ._catalog import LISTS, Catalog
 from ._local import IN_PROCESS, local_config, open_local
-from ._logs import relay_log, set_level
-from ._relay import InFlight, client_handlers
+from ._logs import LogRelay, set_level
+from ._modern import ModernGateway
+from ._parked import ParkedCalls, ParkedStatistics
+from ._relay import InFlight, SessionCaller, client_handlers
 from ._reload import ReloadReport, reload_gateway
 from ._routing import Router
 from ._subscriptions import Subscriptions
@@ -60,10 +68,11 @@ if TYPE_CHECKING:
     import trio
 
     from trimcp.actors import Registry
-    from trimcp.client import CatalogKind, Upstream
+    from trimcp.client import CatalogKind, ClientSessionOptions, Upstream
     from trimcp.protocol import JsonObject, Notification, Request
     from trimcp.sessions import RequestContext, RequestHandler, SessionHandle
 
+    from ._relay import Caller
     from ._view import View
 
 __all__ = ["Gateway"]
@@ -84,6 +93,9 @@ class Gateway:
         backoff: restart delays and intensity of every backend's connection.
         page_size: items per ``*/list`` page.
         registry: where the connection manager registers its parts (default: the run's).
+        local_options: the client session options of local backends, by name (default:
+            ``ClientSessionOptions()``, which speaks each backend's newest era; a
+            ``protocol_version`` of the handshake era forces ``initialize``).
     """
 
     def __init__(  # noqa: PLR0913  # each is one independent choice of the embedder
@@ -97,9 +109,11 @@ class Gateway:
         backoff: BackoffPolicy | None = None,
         page_size: int = 50,
         registry: Registry | None = None,
+        local_options: Mapping[str, ClientSessionOptions] | None = None,
     ) -> None:
         servers = dict(upstreams.servers if isinstance(upstreams, ClientConfig) else upstreams)
         self._local: dict[str, RequestHandler] = dict(local)
+        self._local_options = dict(local_options or {})
         ordered: dict[str, ServerConfig] = {name: local_config(name) for name in self._local}
         for server, config in servers.items():
             if server in ordered:
@@ -115,12 +129,18 @@ class Gateway:
             on_change=self._changed,
         )
         self._sessions: set[SessionHandle] = set()
+        listeners: set[SessionHandle] = set()  # which of the sessions are listen streams
         self._catalog = Catalog(
             self.manager, ordered, settings or GatewaySettings(), self._sessions, page_size
         )
         self._inflight = InFlight()
-        self._router = Router(self.manager, self._catalog, self._inflight)
+        self._logs = LogRelay(self._sessions, listeners, self._inflight)
+        self._router = Router(self.manager, self._catalog, self._inflight, self._logs)
         self._subscribers = Subscriptions(self._router)
+        self._parked = ParkedCalls(self._parked_limits)
+        self._modern = ModernGateway(
+            self._info, self._sessions, listeners, self._subscribers, self._parked
+        )
 
     # --- what runs --------------------------------------------------------------------------
 
@@ -134,11 +154,16 @@ class Gateway:
         """What is offered now."""
         return self._catalog.view
 
+    def parked_calls(self) -> ParkedStatistics:
+        """The backend calls of 2026-07-28 callers: running, and parked for their input."""
+        return self._parked.statistics()
+
     def spec(self) -> ChildSpec:
         """The gateway's subtree (module docstring), to put before the listeners."""
         children = [
             self.manager.spec(self._servers),
             ChildSpec("catalog", self._catalog.run),
+            ChildSpec("parked", self._parked.run),
         ]
         return supervisor_spec(
             "gateway", children, strategy="rest_for_one", intensity=3, period=10.0
@@ -209,6 +234,10 @@ class Gateway:
     async def _rebuild(self) -> None:
         await self._catalog.rebuild()
 
+    def _parked_limits(self) -> tuple[int, float]:
+        settings = self._catalog.settings
+        return settings.max_parked_calls, settings.parked_call_ttl
+
     def _changed(self, server: str) -> None:
         """A backend's connection changed state or catalog (called in its actor's task)."""
         self._catalog.mark_dirty()
@@ -221,7 +250,7 @@ class Gateway:
         backend = config.name
         handlers = dataclasses.replace(
             client_handlers(backend, self._inflight),
-            on_log=lambda message: relay_log(self._sessions, backend, message),
+            on_log=lambda message: self._logs.relay(backend, message),
             on_resource_updated=lambda uri: self._subscribers.relay_updated(backend, uri),
         )
         local = self._local.get(backend)
@@ -232,7 +261,8 @@ class Gateway:
                 on_resources_changed=lambda: on_list_changed("resources"),
                 on_prompts_changed=lambda: on_list_changed("prompts"),
             )
-            return self._restoring(backend, open_local(local, watched))
+            options = self._local_options.get(backend)
+            return self._restoring(backend, open_local(local, watched, options))
         return self._restoring(
             backend, connect_upstream(config, on_list_changed, handlers=handlers)
         )
@@ -279,24 +309,30 @@ class Gateway:
         """None: each backend's own instructions describe only its part."""
         return None
 
-    async def handle_request(  # noqa: PLR0911  # one return per method family
-        self, request: Request, context: RequestContext
+    async def handle_request(self, request: Request, context: RequestContext) -> JsonObject:
+        """Answer one request (module docstring); a 2026-07-28 one as ``_modern.py`` says."""
+        if context.session.request_meta is not None:
+            return await self._modern.handle(request, context, self.capabilities, self._serve)
+        return await self._serve(request, context, SessionCaller(context))
+
+    async def _serve(  # noqa: PLR0911  # one return per method family
+        self, request: Request, context: RequestContext, caller: Caller
     ) -> JsonObject:
-        """Answer one request (module docstring)."""
+        """Answer what both eras share; the backend's asks go to ``caller``."""
         method = request.method
         params = dict(request.params or {})
         if method in LISTS:
             return self._catalog.page(method, params)
         if method == "tools/call":
-            return await self._router.call_tool(params, context)
+            return await self._router.call_tool(params, caller)
         if method == "prompts/get":
-            return await self._router.get_prompt(params, context)
+            return await self._router.get_prompt(params, caller)
         if method == "resources/read":
-            return await self._router.read_resource(params, context)
+            return await self._router.read_resource(params, caller)
         if method in ("resources/subscribe", "resources/unsubscribe"):
             return await self._subscribers.handle(method, params, context.session)
         if method == "completion/complete":
-            return await self._router.complete(params, context)
+            return await self._router.complete(params, caller)
         if method == "logging/setLevel":
             return set_level(params, context)
         raise MethodNotFound(method)

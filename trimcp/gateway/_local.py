@@ -8,7 +8,8 @@ path for every backend, and a local server that crashes is restarted like any ot
 
 A local backend needs a ``ServerConfig`` for the connection manager; ``local_config`` makes
 one whose ``command`` says it runs in-process (shown by ``trimcp servers``), and
-``open_local`` is what the gateway's connector opens for it.
+``open_local`` is what the gateway's connector opens for it. The client session speaks the
+newest era the server does (a trimcp server: MCP 2026-07-28) unless its options force one.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from trimcp.transports import memory_stream_pair
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from trimcp.client import ClientHandlers
+    from trimcp.client import ClientHandlers, ClientSessionOptions
     from trimcp.sessions import RequestHandler
 
 __all__ = ["IN_PROCESS", "local_config", "open_local"]
@@ -42,16 +43,18 @@ def local_config(name: str) -> ServerConfig:
 
 @asynccontextmanager
 async def open_local(
-    server: RequestHandler, handlers: ClientHandlers
+    server: RequestHandler, handlers: ClientHandlers, options: ClientSessionOptions | None = None
 ) -> AsyncIterator[SessionUpstream]:
-    """Run ``server`` in a session and yield a client of it as an ``Upstream``."""
+    """Run ``server`` in a session and yield a client of it (``options``) as an ``Upstream``."""
     chosen = getattr(server, "session_options", None)
-    options = chosen if isinstance(chosen, SessionOptions) else SessionOptions()
+    serving = chosen if isinstance(chosen, SessionOptions) else SessionOptions()
     server_end, client_end = memory_stream_pair()
     async with trio.open_nursery() as nursery:
-        ref = await spawn(nursery, Session(server_end, server, options))
+        ref = await spawn(nursery, Session(server_end, server, serving))
         try:
-            async with open_client_session(client_end, handlers=handlers) as session:
+            async with open_client_session(
+                client_end, handlers=handlers, options=options
+            ) as session:
                 yield SessionUpstream(session)
         finally:
             ref.request_stop()

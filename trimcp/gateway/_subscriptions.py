@@ -2,11 +2,16 @@
 
 MCP 2025-11-25, Server Features > Resources > Subscriptions
 (https://modelcontextprotocol.io/specification/2025-11-25/server/resources#subscriptions):
-the backend is sent ``resources/subscribe`` for the first downstream session that subscribes
-to a URI and ``resources/unsubscribe`` when the last one unsubscribes; its
-``notifications/resources/updated`` go to every subscribed session. A session that closes
-just leaves the set (the backend stays subscribed: one more notification is cheaper than an
-unsubscribe racing a new subscriber).
+the backend is subscribed for the first downstream subscriber of a URI (a session's
+``resources/subscribe``, or a 2026-07-28 ``subscriptions/listen`` naming it, ``_modern.py``)
+and unsubscribed when the last one leaves; its ``notifications/resources/updated`` go to
+every subscriber. How the backend is subscribed depends on its era, which
+``ClientSession.subscribe_resource`` knows: ``resources/subscribe`` for a 2025-11-25 backend,
+its ``subscriptions/listen`` stream opened again with the URI for a 2026-07-28 one (MCP
+2026-07-28, Basic > Patterns > Subscriptions,
+https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions).
+A session that closes just leaves the set (the backend stays subscribed: one more
+notification is cheaper than an unsubscribe racing a new subscriber).
 
 A backend that reconnects is a new session that knows nothing of the old one's
 subscriptions: ``restore`` re-subscribes, on the new session and before the connection is
@@ -59,7 +64,8 @@ class Subscriptions:
         if method == "resources/subscribe":
             if members is None:
                 await self._router.forward(backend, method, {"uri": uri})
-                members = self.members[key] = set()
+                # Another subscriber may have come while the backend was asked.
+                members = self.members.setdefault(key, set())
             members.add(session)
             return {}
         if members is not None:
@@ -89,7 +95,7 @@ class Subscriptions:
             return
         for uri in self.uris(backend):
             try:
-                await upstream.session.request("resources/subscribe", {"uri": uri})
+                await upstream.session.subscribe_resource(uri)
             except Exception as exc:  # noqa: BLE001  (one refused URI must not fail the connection)
                 logger.warning(
                     "gateway: %r could not re-subscribe to %r after reconnecting: %s",
