@@ -9,13 +9,15 @@ front of three upstreams of ``tests/gateway/servers``:
   the test before the gateway (its URL goes into the gateway's config);
 - ``sdk``: a server written with the official SDK (``mcp`` 2.3.0's ``MCPServer``), stdio.
 
-The SDK's ``Client`` (anyio, run under trio as in ``tests/interop``) checks the namespaced
-listing (``{server}__{name}``, MCP 2025-11-25 Server Features > Tools), calls to each,
-progress (Basic > Utilities > Progress) and cancellation (Basic > Utilities > Cancellation)
-crossing the gateway, sampling relayed (Client Features > Sampling), an upstream killed with
-SIGKILL mid-call, and SIGTERM to the gateway with calls in flight. The sampling test skips
-itself (naming why) while the upstream is not offered the ``sampling`` capability, i.e. until
-the gateway relays server-to-client requests; it runs as soon as the relay does.
+The SDK's ``Client`` (anyio, run under trio as in ``tests/interop``), in its legacy mode
+(MCP 2025-11-25 sessions) and, where marked with ``mode``, in its default auto mode too
+(which lands on MCP 2026-07-28: per-request ``_meta``, and a backend's asks answered through
+its callbacks as ``InputRequiredResult`` rounds while the gateway keeps the backend call
+parked), checks the namespaced listing (``{server}__{name}``, MCP 2025-11-25 Server
+Features > Tools), calls to each, progress (Basic > Utilities > Progress) and cancellation
+(Basic > Utilities > Cancellation) crossing the gateway, sampling and elicitation relayed
+(Client Features), an upstream killed with SIGKILL mid-call, and SIGTERM to the gateway with
+calls in flight.
 
 Isolation: HOME and XDG_CONFIG_HOME point at the test's folder, which is also the gateway's
 working directory, so no user or project ``mcpServers`` file is read; ``[skills]`` is off.
@@ -54,7 +56,7 @@ REPO = Path(__file__).resolve().parents[2]
 UPSTREAMS = ("trimcp_stdio", "trimcp_http", "sdk")
 CHILDREN = ("trimcp_stdio", "sdk")  # the upstreams the gateway launches itself
 TOOLS = {"pid", "echo", "count", "wait", "nap"}
-TRIMCP_ONLY = {"ask"}  # the tools only the trimcp upstreams have
+TRIMCP_ONLY = {"ask", "greet"}  # the tools only the trimcp upstreams have
 TRIMCP = ("trimcp_stdio", "trimcp_http")
 URL_LINE = re.compile(r"MCP over Streamable HTTP at (\S+)")
 
@@ -185,14 +187,23 @@ def own(tmp_path: Path) -> Iterator[Stack]:
 # --- the SDK client -----------------------------------------------------------------------
 
 
+#: The SDK client's modes: the 2025-11-25 handshake, and its default (2026-07-28 here).
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+PROTOCOL = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+
+
 def run(stack: Stack, test: Callable[[Client], Awaitable[None]], **options: Any) -> None:
-    """Connect the SDK's client to the gateway over Streamable HTTP and run ``test``."""
-    options.setdefault("mode", "legacy")  # MCP 2025-11-25, what the gateway speaks
+    """Connect the SDK's client to the gateway over Streamable HTTP and run ``test``.
+
+    ``mode`` is the SDK's (default here: ``"legacy"``, MCP 2025-11-25).
+    """
+    mode = options.setdefault("mode", "legacy")
 
     async def main() -> None:
         async with Client(
             streamable_http_client(stack.url), read_timeout_seconds=20, **options
         ) as client:
+            assert client.protocol_version == PROTOCOL[mode]
             await settled(client)
             with anyio.fail_after(60):
                 await test(client)
@@ -264,8 +275,9 @@ def test_tools_of_all_three_upstreams_are_listed_namespaced(shared: Stack) -> No
     run(shared, body)
 
 
+@MODES
 @pytest.mark.parametrize("upstream", UPSTREAMS)
-def test_a_call_reaches_its_upstream(shared: Stack, upstream: str) -> None:
+def test_a_call_reaches_its_upstream(shared: Stack, upstream: str, mode: str) -> None:
     server_name = {"trimcp_stdio": "trimcp-stdio", "trimcp_http": "trimcp-http", "sdk": "sdk-stdio"}
 
     async def body(client: Client) -> None:
@@ -275,7 +287,7 @@ def test_a_call_reaches_its_upstream(shared: Stack, upstream: str) -> None:
         pid = await upstream_pid(shared, client, upstream)
         assert pid != shared.gateway.pid
 
-    run(shared, body)
+    run(shared, body, mode=mode)
 
 
 def test_an_unknown_tool_is_an_error_not_a_hang(shared: Stack) -> None:
@@ -292,8 +304,11 @@ def test_an_unknown_tool_is_an_error_not_a_hang(shared: Stack) -> None:
 # --- progress and cancellation ------------------------------------------------------------
 
 
+@MODES
 @pytest.mark.parametrize("upstream", UPSTREAMS)
-def test_progress_from_the_upstream_reaches_the_sdk_client(shared: Stack, upstream: str) -> None:
+def test_progress_from_the_upstream_reaches_the_sdk_client(
+    shared: Stack, upstream: str, mode: str
+) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -306,13 +321,14 @@ def test_progress_from_the_upstream_reaches_the_sdk_client(shared: Stack, upstre
         assert not result.is_error, text_of(result)
         assert text_of(result) == "counted 3"
 
-    run(shared, body)
+    run(shared, body, mode=mode)
     assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
+@MODES
 @pytest.mark.parametrize("upstream", UPSTREAMS)
-def test_cancellation_reaches_the_upstream(shared: Stack, upstream: str) -> None:
-    marker = Path(shared.marker(f"cancel-{upstream}"))
+def test_cancellation_reaches_the_upstream(shared: Stack, upstream: str, mode: str) -> None:
+    marker = Path(shared.marker(f"cancel-{upstream}-{mode}"))
     started = marker.with_name(marker.name + ".started")
     cancelled = marker.with_name(marker.name + ".cancelled")
 
@@ -332,14 +348,15 @@ def test_cancellation_reaches_the_upstream(shared: Stack, upstream: str) -> None
         result = await call(client, f"{upstream}__echo", text="still here")
         assert text_of(result).endswith("still here")
 
-    run(shared, body)
+    run(shared, body, mode=mode)
     assert cancelled.exists()
 
 
 # --- sampling -----------------------------------------------------------------------------
 
 
-def test_sampling_is_relayed_to_the_client_whose_call_asked(shared: Stack) -> None:
+@MODES
+def test_sampling_is_relayed_to_the_client_whose_call_asked(shared: Stack, mode: str) -> None:
     asked: list[types.CreateMessageRequestParams] = []
 
     async def sampling(
@@ -359,17 +376,43 @@ def test_sampling_is_relayed_to_the_client_whose_call_asked(shared: Stack) -> No
         result = await call(client, "trimcp_stdio__ask", prompt="the answer?")
         texts.append(text_of(result))
 
-    run(shared, body, sampling_callback=sampling)
+    run(shared, body, sampling_callback=sampling, mode=mode)
     (text,) = texts
-    if text.startswith("NO_SAMPLING") and not asked:
-        # The upstream saw no sampling capability: trimcp.gateway does not relay yet.
-        pytest.skip(f"the gateway does not relay sampling yet (upstream said: {text})")
     assert text == "model said: forty-two"
     (params,) = asked
     assert params.max_tokens == 50
     (message,) = params.messages
     assert isinstance(message.content, types.TextContent)
     assert message.content.text == "the answer?"
+
+
+@MODES
+@pytest.mark.parametrize("upstream", TRIMCP)
+def test_elicitation_reaches_the_sdk_client_s_callback(
+    shared: Stack, upstream: str, mode: str
+) -> None:
+    """A backend's ``ctx.elicit`` during the call, answered by the SDK's callback.
+
+    In auto mode the gateway answers the call with an ``InputRequiredResult`` and keeps the
+    backend call parked; the SDK asks its callback and retries with the answer and the
+    ``requestState``, and the backend's result comes back on the retry.
+    """
+    asked: list[str] = []
+
+    async def elicitation(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestFormParams)
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def body(client: Client) -> None:
+        result = await call(client, f"{upstream}__greet")
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == "hello Ada"
+
+    run(shared, body, elicitation_callback=elicitation, mode=mode)
+    assert asked == ["What is your name?"]
 
 
 # --- an upstream killed mid-call ----------------------------------------------------------

@@ -62,6 +62,13 @@ def build(name: str) -> MCPServer:
         await trio.sleep(seconds)
         return f"slept {seconds:g} s"
 
+    _add_asking_tools(server)
+    return server
+
+
+def _add_asking_tools(server: MCPServer) -> None:
+    """The tools that ask the client: sampling and elicitation, relayed by the gateway."""
+
     @server.tool()
     async def ask(prompt: str, ctx: Context) -> str:
         """Ask the client's model (``sampling/createMessage``) and return its answer.
@@ -75,4 +82,11 @@ def build(name: str) -> MCPServer:
             return f"NO_SAMPLING: {exc}"
         return f"model said: {result.text}"
 
-    return server
+    @server.tool()
+    async def greet(ctx: Context) -> str:
+        """Ask the user's name (``elicitation/create``, form mode) and greet them."""
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+        answer = await ctx.elicit("What is your name?", schema, key="name")
+        if answer.action != "accept":
+            return f"no name ({answer.action})"
+        return f"hello {(answer.content or {}).get('name')}"
