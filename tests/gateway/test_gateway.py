@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from tests.gateway.conftest import Era, backend_options, session_options
-from trimcp.client import ClientHandlers, ClientSession, LogMessage, Progress
+from trimcp.client import ClientHandlers, ClientSession, LogMessage, Progress, prompt_ref
 from trimcp.config import GatewaySettings
 from trimcp.errors import JsonRpcError
 from trimcp.gateway import Gateway
@@ -246,3 +246,72 @@ async def test_unknown_tool_is_a_protocol_error(backend_era: Era, client_era: Er
     async with _gateway(eras=(backend_era, client_era)) as (_, client):
         with pytest.raises(JsonRpcError):
             await client.call_tool("nobody__search", {})
+
+
+REGION_SCHEMA = {
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    "required": ["region"],
+}
+
+
+def _gamma() -> MCPServer:
+    server = MCPServer("gamma")
+
+    @server.tool(description="Look up a region", input_schema=REGION_SCHEMA)
+    def lookup(region: str) -> str:
+        return f"in {region}"
+
+    @server.prompt()
+    def weather(city: str) -> str:
+        """The weather of a city."""
+        return f"weather in {city}"
+
+    @server.completion()
+    async def cities(ref: object, argument: str, value: str, context: object = None) -> list[str]:
+        return [city for city in ("Paris", "Perth", "Oslo") if city.startswith(value)]
+
+    return server
+
+
+async def test_completion_and_header_parameters(backend_era: Era, client_era: Era) -> None:
+    servers = [("gamma", _gamma())]
+    async with _gateway(servers=servers, eras=(backend_era, client_era)) as (gateway, client):
+        completion = await client.complete(prompt_ref("gamma__weather"), "city", "P")
+        assert completion.values == ("Paris", "Perth")
+        assert (await client.call_tool("gamma__lookup", {"region": "eu"})).text == "in eu"
+        # The backend's x-mcp-header annotations, mirrored for 2026-07-28 callers over HTTP.
+        assert gateway.header_parameters("gamma__lookup") == {("region",): "Region"}
+        assert gateway.header_parameters("gamma__nothing") is None
+
+
+def _chatty() -> MCPServer:
+    server = MCPServer("chatty")
+
+    @server.tool()
+    async def talk(ctx: Context) -> str:
+        """Log at two levels."""
+        await ctx.log("debug", "detail")
+        await ctx.log("error", "trouble")
+        return "talked"
+
+    return server
+
+
+@pytest.mark.parametrize(
+    ("level", "heard"), [("debug", ["detail", "trouble"]), ("error", ["trouble"])]
+)
+async def test_each_client_hears_the_backend_s_log_lines_at_its_own_level(
+    backend_era: Era, client_era: Era, level: str, heard: list[str]
+) -> None:
+    # A 2025-11-25 client sets its level with logging/setLevel, a 2026-07-28 one per request
+    # in _meta; a 2026-07-28 backend is asked for the least severe level wanted.
+    logs: list[object] = []
+    handlers = ClientHandlers(on_log=lambda message: logs.append(message.data))
+    servers = [("chatty", _chatty())]
+    eras = (backend_era, client_era)
+    async with _gateway(handlers=handlers, servers=servers, eras=eras) as (_, client):
+        await client.set_logging_level(level)
+        assert (await client.call_tool("chatty__talk", {})).text == "talked"
+        await client.ping()  # a session's log lines may trail the answer: one more trip
+    assert logs == heard

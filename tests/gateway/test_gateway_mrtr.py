@@ -429,3 +429,22 @@ async def test_a_caller_that_goes_away_cancels_its_backend_call(backend_era: Era
         await trio.testing.wait_all_tasks_blocked()
         assert asker.ended == ["hold"]
         assert gateway.parked_calls().calls == 0
+
+
+async def test_a_request_waiting_when_the_gateway_stops_gets_an_error(backend_era: Era) -> None:
+    asker = Asker()
+    answers: list[Any] = []
+
+    async def call(gateway: Gateway) -> None:
+        answers.append(await _send(gateway, "tools/call", _call("asker__hold")))
+
+    # The nursery outlives the gateway: the request is still waiting when it stops, and its
+    # parked calls stop first (the gateway's children stop in reverse order).
+    async with trio.open_nursery() as nursery, _gateway(asker, backend_era) as gateway:
+        nursery.start_soon(call, gateway)
+        with trio.fail_after(5):
+            await asker.started.wait()
+    (answer,) = answers
+    assert answer["error"]["code"] == -32603
+    assert "the trimcp gateway stopped" in answer["error"]["message"]
+    assert asker.ended == ["hold"]

@@ -80,13 +80,20 @@ class LogRelay:
         self._inflight = inflight
 
     def wanted(self, caller: Caller | None) -> str:
-        """The level a 2026-07-28 backend is asked for on a request of ``caller``."""
-        levels = [
-            session.log_level or LOG_LEVELS[0] for session in self._sessions if self._hears(session)
-        ]
+        """The level a 2026-07-28 backend is asked for on a request of ``caller``.
+
+        Asked on every request to such a backend: it stops at the first recipient that
+        wants everything (a session that set no level, the usual case).
+        """
+        least = LOG_LEVELS.index(QUIET)
         if caller is not None and caller.log_level is not None:
-            levels.append(caller.log_level)
-        return min(levels, key=LOG_LEVELS.index, default=QUIET)
+            least = LOG_LEVELS.index(caller.log_level)
+        for session in self._sessions:
+            if least == 0:
+                break
+            if self._hears(session):
+                least = min(least, LOG_LEVELS.index(session.log_level or LOG_LEVELS[0]))
+        return LOG_LEVELS[least]
 
     def _hears(self, session: SessionHandle) -> bool:
         """Whether ``session`` gets session-wide log lines: an open, initialized session

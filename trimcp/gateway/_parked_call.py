@@ -18,13 +18,13 @@ import orjson
 import trio
 
 from trimcp.errors import InternalError
-from trimcp.protocol import ClientCapabilities
+from trimcp.protocol import ClientCapabilities, ErrorObject
 
 from ._relay import downstream_params
 
 if TYPE_CHECKING:
     from trimcp.client import Progress
-    from trimcp.protocol import ErrorObject, JsonObject, JsonValue
+    from trimcp.protocol import JsonObject, JsonValue
     from trimcp.sessions import RequestContext
 
 __all__ = ["Binding", "ParkedCall", "binding_of"]
@@ -137,8 +137,11 @@ class ParkedCall:
         self._signal()
 
     def close(self, reason: str) -> None:
-        """The call is over: asks still waiting fail, later ones too."""
+        """The call is over: asks still waiting fail, later ones too, and a request still
+        waiting on it (the gateway stops under it) gets an error rather than no answer."""
         self._closed = reason
+        if self.outcome is None:
+            self.outcome = ErrorObject(code=-32603, message=f"the call ended: {reason}")
         for ask in self.pending.values():
             ask.answered.set()
         self._signal()
