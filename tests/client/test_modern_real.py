@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
+import trio.testing
 
 from tests.http._client import running
 from trimcp.client import (
@@ -228,3 +229,44 @@ async def test_stdio_falls_back_from_a_silent_legacy_server() -> None:
             assert session.era is Era.HANDSHAKE
             assert session.server_info.name == "silent-legacy"
             assert await session.list_tools() == []
+
+
+async def test_http_slots_ignore_the_listen_stream_and_a_cancel_closes_the_response() -> None:
+    from tests.transports.http_client.test_ordering import Log, holding_server
+
+    log = Log()
+    release = trio.Event()
+    server = holding_server(log, release)
+
+    options = ClientSessionOptions(era_cache=EraCache())
+    async with (
+        running(server) as listener,
+        open_http_client_stream(listener.url, max_requests_in_flight=2) as stream,
+        open_client_session(stream, options=options) as session,
+        trio.open_nursery() as nursery,
+    ):
+        assert session.era is Era.MODERN
+        assert session.listener is not None
+        with trio.fail_after(5):
+            await session.listener.wait_listening()  # a listen stream, open for good
+        assert session.listener.current_id is not None
+        scopes = {n: trio.CancelScope() for n in (1, 2, 3)}
+
+        async def call(n: int) -> None:
+            with scopes[n]:
+                await session.call_tool("hold", {"n": n})
+
+        nursery.start_soon(call, 1)
+        nursery.start_soon(call, 2)
+        await log.wait_for("start 1")
+        await log.wait_for("start 2")  # both slots: the listen stream holds none
+        nursery.start_soon(call, 3)
+        await trio.testing.wait_all_tasks_blocked()
+        assert stream.statistics().waiting == 1
+        scopes[1].cancel()  # its response is closed: the server ends the call
+        await log.wait_for("end 1")
+        await log.wait_for("start 3")
+        release.set()
+        await log.wait_for("end 3")
+        with trio.fail_after(5):
+            assert (await session.call_tool("echo", {"text": "after"})).text == "after"

@@ -19,7 +19,7 @@ import trio
 import trio.testing
 
 from tests.http._client import build_server, running
-from trimcp.client.session import open_client_session
+from trimcp.client.session import ClientSessionOptions, open_client_session
 from trimcp.http import HttpOptions
 from trimcp.transports.http_client._client import open_http_client_stream
 
@@ -42,6 +42,10 @@ pytestmark = pytest.mark.slow
 RETRY_MS = 200
 # How long the server below keeps a GET waiting for its answer, unless a request comes.
 GET_HOLD = 0.5
+
+# The ordering of messages within a 2025-11-25 session (cancels after their requests,
+# slots, JSON answers): the handshake era, forced.
+HANDSHAKE = ClientSessionOptions(protocol_version="2025-11-25")
 
 
 def _head(content_type: str) -> bytes:
@@ -195,7 +199,7 @@ async def test_a_slow_json_answer_holds_back_no_other_message() -> None:
     async with (
         running(holding_server(log, release), options) as listener,
         open_http_client_stream(listener.url) as stream,
-        open_client_session(stream) as session,
+        open_client_session(stream, options=HANDSHAKE) as session,
         trio.open_nursery() as nursery,
     ):
         slow = trio.CancelScope()
@@ -225,7 +229,7 @@ async def test_requests_beyond_the_limit_wait_in_line_and_a_cancel_still_leaves(
     async with (
         running(holding_server(log, release), options) as listener,
         open_http_client_stream(listener.url, max_requests_in_flight=2) as stream,
-        open_client_session(stream) as session,
+        open_client_session(stream, options=HANDSHAKE) as session,
         trio.open_nursery() as nursery,
     ):
         scopes = {n: trio.CancelScope() for n in (1, 2, 3, 4)}

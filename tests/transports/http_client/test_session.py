@@ -12,7 +12,8 @@ import pytest
 import trio
 
 from tests.http._client import running
-from trimcp.client.session import open_client_session
+from trimcp.client.session import ClientSessionOptions, open_client_session
+from trimcp.protocol import Era
 from trimcp.transports.http_client._client import open_http_client_stream
 
 from .test_helpers import streaming_server
@@ -27,10 +28,11 @@ SDK_SERVER = ROOT / "bench" / "servers" / "sdk_http_server.py"
 
 
 async def test_a_session_survives_the_server_forgetting_it() -> None:
+    handshake = ClientSessionOptions(protocol_version="2025-11-25")  # sessions are its own
     async with (
         running(streaming_server()) as listener,
         open_http_client_stream(listener.url) as stream,
-        open_client_session(stream) as session,
+        open_client_session(stream, options=handshake) as session,
     ):
         first = stream.session_id
         assert first is not None
@@ -89,18 +91,22 @@ async def sdk_server(*flags: str) -> AsyncIterator[str]:
 
 
 @pytest.mark.parametrize("flags", [(), ("--json-response",)])
-async def test_the_official_sdk_server(flags: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+async def test_the_official_sdk_server(flags: tuple[str, ...], version: str | None) -> None:
     seen: list[object] = []
 
     async def on_progress(progress: object) -> None:
         seen.append(progress)
 
+    options = ClientSessionOptions(protocol_version=version)
     async with (
         sdk_server(*flags) as url,
         open_http_client_stream(url) as stream,
-        open_client_session(stream) as session,
+        open_client_session(stream, options=options) as session,
     ):
-        assert stream.session_id is not None
+        # Dual-era: the SDK's server speaks 2026-07-28 too, and has no session then.
+        assert (stream.session_id is None) == (session.era is Era.MODERN)
+        assert session.era is (Era.MODERN if version is None else Era.HANDSHAKE)
         tools = await session.list_tools()
         assert "echo" in [tool.name for tool in tools]
         result = await session.call_tool("echo", {"text": "interop"})

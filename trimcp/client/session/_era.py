@@ -147,6 +147,8 @@ class Opening:
     options: ClientSessionOptions
     key: str | None
     context: str | None
+    #: How long the probe waits for its answer before the server counts as legacy.
+    probe_timeout: float
 
 
 async def open_era(core: SessionCore, opening: Opening) -> None:
@@ -241,7 +243,7 @@ def _switch(core: SessionCore, opening: Opening, version: str) -> None:
 
 async def _probe(core: SessionCore, opening: Opening, version: str) -> Verdict:
     _switch(core, opening, version)
-    timeout = opening.options.discover_timeout
+    timeout = opening.probe_timeout
     try:
         answer = await core.probe("server/discover", None, timeout=timeout)
     except RequestTimeout:

@@ -218,6 +218,10 @@ class Listener:
         stream = next((s for s in self._streams if s.request_id == sid), None)
         if stream is None or stream.acked.is_set() or stream.ended.is_set():
             return
+        current = self._current
+        if current is not None and current.version > stream.version:
+            stream.scope.cancel()  # a newer set is already being listened for
+            return
         honoured = (notification.params or {}).get("notifications")
         stream.honoured = honoured if isinstance(honoured, dict) else {}
         stream.acked_at = trio.current_time()

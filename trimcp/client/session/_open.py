@@ -38,11 +38,17 @@ DEFAULT_CLIENT_INFO = Implementation(name="trimcp", version="0.1")
 async def _open(session: ClientSession, stream: MessageStream, nursery: trio.Nursery) -> None:
     """Open ``session`` in the server's era; start what a 2026-07-28 session runs."""
     identity = stream if isinstance(stream, ServerIdentity) else None
+    options = session.options
+    # Over Streamable HTTP every POST gets an answer (a legacy server's is an error
+    # status): only the request timeout applies. Elsewhere a legacy server may ignore the
+    # probe, and ``discover_timeout`` says how long that takes to conclude.
+    http = isinstance(stream, ToolHeaderSink)
     opening = Opening(
         connect=session.connect,
-        options=session.options,
+        options=options,
         key=None if identity is None else identity.server_key,
         context=None if identity is None else identity.authorization_context,
+        probe_timeout=options.request_timeout if http else options.discover_timeout,
     )
     core = session._core  # this module is the session's own opening
     await open_era(core, opening)

@@ -35,7 +35,9 @@ class ClientSessionOptions:
         discover_timeout: seconds the ``server/discover`` probe waits before the server is
             taken for a legacy one that ignores unknown requests before ``initialize``
             (default 5; MCP 2026-07-28, stdio > Backward Compatibility: "a reasonable
-            timeout"). A probe answered later is ignored.
+            timeout"). A probe answered later is ignored. Over Streamable HTTP, where a
+            legacy server answers the POST with an error status, ``request_timeout``
+            applies instead.
         max_input_rounds: how many ``InputRequiredResult`` rounds one ``tools/call``,
             ``resources/read`` or ``prompts/get`` may take before it fails (default 16).
         listen: keep a ``subscriptions/listen`` stream open to a 2026-07-28 server, so that

@@ -203,7 +203,7 @@ class HttpClientStream:
         handoff = Handoff()
         handoff.modern = shape.modern_version is not None
         if shape.request_ids:
-            link.track(shape.request_ids, handoff)
+            link.track(shape.request_ids, handoff, slot=shape.method != "subscriptions/listen")
         self._nursery.start_soon(run_post, link, data, shape, handoff)
         try:
             await self._wait(handoff, shape)

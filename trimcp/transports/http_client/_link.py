@@ -150,20 +150,27 @@ class HttpLink:
             sent.update(request_headers(outline.method, params, tool))
         return sent
 
-    def track(self, request_ids: Iterable[RequestId], handoff: Handoff) -> None:
+    def track(
+        self, request_ids: Iterable[RequestId], handoff: Handoff, *, slot: bool = True
+    ) -> None:
         """Record ``handoff`` as the POST carrying ``request_ids``; give it a slot if one is free.
 
         Otherwise it waits in line, and ``handoff.slot_given`` is set when its turn comes.
+        Without ``slot`` (a ``subscriptions/listen`` stream, which lasts as long as the
+        session, as the GET stream of 2025-11-25 does) it takes none and never waits.
         """
         for request_id in request_ids:
             self.in_flight[request_id] = handoff
+        if not slot:
+            return
         if self.slots.take(handoff):
             handoff.holds_slot = True
         else:
             handoff.slot_given = trio.Event()
 
     def give_back(self, handoff: Handoff) -> None:
-        """End ``handoff``'s claim: free its slot for the next in line, or leave the line."""
+        """End ``handoff``'s claim: free its slot for the next in line, or leave the line
+        (a no-op for a POST that never took part)."""
         if not handoff.holds_slot:
             self.slots.leave(handoff)
             return
