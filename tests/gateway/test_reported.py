@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-import pytest
 import trio
 
 from trimcp.client import ClientHandlers, SamplingRequest, SamplingResult
@@ -22,23 +21,12 @@ if TYPE_CHECKING:
     from trio.testing import MockClock
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trimcp.server exports RequestStateSealer but not StateBinding nor params_digest, "
-    "which its seal/open need: the gateway seals with a structural stand-in",
-)
 def test_trimcp_server_exports_what_a_sealer_needs() -> None:
     server = importlib.import_module("trimcp.server")
     assert hasattr(server, "StateBinding")
     assert hasattr(server, "params_digest")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Context kept past its 2026-07-28 request hangs forever in ctx.sample (the "
-    "ended round's Round.ask cancels a scope that no longer runs, then sleeps forever); it "
-    "should fail at once, as a kept 2025-11-25 Context does outside its request",
-)
 async def test_a_context_kept_past_its_modern_request_fails_instead_of_hanging(
     autojump_clock: MockClock,
 ) -> None:

@@ -76,7 +76,9 @@ from ._pagination import snapshot_of as snapshot_of
 from ._prompts import PromptOptions as PromptOptions
 from ._request_state import RequestStateKeys as RequestStateKeys
 from ._request_state import RequestStateSealer as RequestStateSealer
+from ._request_state import StateBinding as StateBinding
 from ._request_state import generate_key as generate_key
+from ._request_state import params_digest as params_digest
 from ._resources import ResourceOptions as ResourceOptions
 from ._result import ToolResult as ToolResult
 from ._run import INTERRUPTED as INTERRUPTED
@@ -143,6 +145,7 @@ __all__ = [
     "SampleResult",
     "SamplingOptions",
     "SchemaError",
+    "StateBinding",
     "StopSignal",
     "TaskPolicy",
     "TasksExtensionPolicy",
@@ -157,6 +160,7 @@ __all__ = [
     "derive_output_schema",
     "generate_key",
     "listen_error",
+    "params_digest",
     "parse_docstring",
     "run_server",
     "schema_for_type",

@@ -104,7 +104,17 @@ class TaskHost(Protocol):
 class Round:
     """One pass of a modern request's handler: the answers it has, the asks it made."""
 
-    __slots__ = ("_counts", "answers", "carried", "failure", "host", "pending", "scope", "used")
+    __slots__ = (
+        "_counts",
+        "answers",
+        "carried",
+        "failure",
+        "host",
+        "over",
+        "pending",
+        "scope",
+        "used",
+    )
 
     def __init__(self, answers: dict[str, JsonObject], carried: dict[str, JsonValue]) -> None:
         #: Answers by key: carried from earlier rounds, then this retry's ``inputResponses``.
@@ -121,6 +131,8 @@ class Round:
         self.failure: LocalProtocolError | None = None
         #: The task this call may become (a task-supporting ``tools/call``), if any.
         self.host: TaskHost | None = None
+        #: True once the pass answered: a Context kept past it can no longer ask.
+        self.over = False
         self._counts: dict[str, int] = {}
 
     def key_for(self, method: str) -> str:
@@ -147,6 +159,11 @@ class Round:
         host = self.host
         if host is not None and host.task_id is not None:
             return await self._ask_task(host, key, {"method": method, "params": dict(params or {})})
+        if self.over:
+            raise LocalProtocolError(
+                f"{method}: the 2026-07-28 request this context served is over; a client can "
+                "be asked for input only while its request runs"
+            )
         if key in self.pending:
             # A bug in the handler: kept, so that it fails the call even though the tool
             # layer turns what the handler raises into an isError result.
@@ -279,6 +296,7 @@ def end_round(
     Raises:
         LocalProtocolError: the handler misused the asks (``Round.failure``).
     """
+    round_.over = True
     if round_.failure is not None:
         raise round_.failure
     if result is not None and not round_.pending:
