@@ -42,6 +42,11 @@ Which capabilities the caller declared is read from its latest request (2026-07-
 NOT infer capabilities from prior requests"); an ask it did not declare is refused as
 ``_relay.py`` says. Progress and log lines of the backend call go to the request waiting on
 it, if any.
+
+The limit of the relay's rule shows more here: a 2025-11-25 backend's asks are matched to
+their caller by what is in flight on that backend (``_relay.py``), and a parked call stays in
+flight while it waits, so meanwhile another caller's ask to the same backend is refused as
+ambiguous. A 2026-07-28 backend asks inside the call, and is matched exactly.
 """
 
 from __future__ import annotations
@@ -102,14 +107,15 @@ class ParkedCalls:
         self._keys = RequestStateKeys()
         self._sealer_for: tuple[float, RequestStateSealer] | None = None
         self._calls: dict[str, ParkedCall] = {}
+        # The calls parked now (waiting for a retry), the one parked longest ago first.
+        self._parked: OrderedDict[str, ParkedCall] = OrderedDict()
         # Why recent calls ended without their retry (bounded): for the retry's refusal.
         self._ended: OrderedDict[str, str] = OrderedDict()
         self._nursery: trio.Nursery | None = None
 
     def statistics(self) -> ParkedStatistics:
         """Calls running or parked now."""
-        parked = sum(1 for call in self._calls.values() if call.parked_at is not None)
-        return ParkedStatistics(len(self._calls), parked, self._limits()[0])
+        return ParkedStatistics(len(self._calls), len(self._parked), self._limits()[0])
 
     async def run(self, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Hold the calls' tasks until cancelled (the ``parked`` child of the gateway)."""
@@ -123,6 +129,7 @@ class ParkedCalls:
             for call in list(self._calls.values()):
                 call.close("the trimcp gateway stopped")
             self._calls.clear()
+            self._parked.clear()
 
     async def serve(
         self,
@@ -187,6 +194,7 @@ class ParkedCalls:
         """Forget ``call`` (cancelled at its backend if it still runs)."""
         call.scope.cancel()
         call.close(why)
+        self._parked.pop(call.call_id, None)
         if self._calls.pop(call.call_id, None) is not None and not call.collected.is_set():
             self._ended[call.call_id] = why
             while len(self._ended) > max(1, self._limits()[0]):
@@ -210,12 +218,11 @@ class ParkedCalls:
         call = self._calls.get(call_id) if isinstance(call_id, str) else None
         if call is None:
             why = self._ended.get(call_id, "it ended") if isinstance(call_id, str) else "it ended"
-            raise RequestStateRejected(
-                "expired", f"the call that asked for this input is no longer waiting ({why}); "
-                + _START_OVER,
-            )  # fmt: skip
-        if call.parked_at is None or round_ != call.round:
+            message = f"the call that asked for this input is no longer waiting ({why})"
+            raise RequestStateRejected("expired", f"{message}; {_START_OVER}")
+        if call.call_id not in self._parked or round_ != call.round:
             raise RequestStateRejected("replayed", f"requestState was already used; {_START_OVER}")
+        del self._parked[call.call_id]
         call.deliver(responses)  # type: ignore[arg-type]  # checked above
         return call
 
@@ -249,19 +256,17 @@ class ParkedCalls:
 
     def _park(self, call: ParkedCall) -> JsonObject:
         max_parked, ttl = self._limits()
-        parked = sorted(
-            (other for other in self._calls.values() if other.parked_at is not None),
-            key=lambda other: other.parked_at or 0.0,
-        )
-        for oldest in parked[: max(0, len(parked) - max_parked + 1)]:
+        while len(self._parked) >= max_parked:
+            oldest = next(iter(self._parked.values()))
             logger.warning(
-                "gateway: more than %d calls wait for their callers' input; cancelling the "
-                "oldest (parked at %g)",
-                max_parked,
+                "gateway: %d calls wait for their callers' input already; cancelling the one "
+                "parked longest ago (at %g) to make room ([gateway] max_parked_calls)",
+                len(self._parked),
                 oldest.parked_at,
             )
             self._end(oldest, f"cancelled to make room: at most {max_parked} calls may wait")
         call.park(trio.current_time(), ttl)
+        self._parked[call.call_id] = call
         state = self._sealer(ttl).seal(
             {"c": call.call_id, "r": call.round},
             call.binding,  # type: ignore[arg-type]  # Binding stands for StateBinding
