@@ -1,8 +1,8 @@
-"""What the gateway's work found in packages it does not own, reported as failing tests.
+"""What the gateway's work found in packages it does not own, kept as regression tests.
 
-Each is ``xfail(strict=True)`` with the reason: once fixed where it belongs, the test passes,
-strict xfail fails the run, and whoever fixed it removes the mark (and, for the export, the
-gateway's stand-in ``_parked_call.Binding``).
+Both were reported as ``xfail(strict=True)`` tests and fixed where they belong: the sealer's
+binding is exported (the gateway's parked calls bind their states with it), and a Context
+kept past its 2026-07-28 request fails at once instead of hanging.
 """
 
 from __future__ import annotations

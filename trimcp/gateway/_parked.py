@@ -69,9 +69,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from trimcp.protocol import JsonObject
+    from trimcp.server import StateBinding
     from trimcp.sessions import RequestContext
-
-    from ._parked_call import Binding
 
 __all__ = ["ParkedCalls", "ParkedStatistics"]
 
@@ -166,7 +165,7 @@ class ParkedCalls:
         return self._sealer_for[1]
 
     def _start(
-        self, binding: Binding, start: Callable[[ParkedCall], Awaitable[JsonObject]]
+        self, binding: StateBinding, start: Callable[[ParkedCall], Awaitable[JsonObject]]
     ) -> ParkedCall:
         if self._nursery is None:
             raise InternalError("the trimcp gateway is not running")
@@ -200,7 +199,7 @@ class ParkedCalls:
             while len(self._ended) > max(1, self._limits()[0]):
                 self._ended.popitem(last=False)
 
-    def _resume(self, params: JsonObject, binding: Binding) -> ParkedCall:
+    def _resume(self, params: JsonObject, binding: StateBinding) -> ParkedCall:
         responses = params.get("inputResponses", {})
         if not isinstance(responses, dict) or not all(
             isinstance(answer, dict) for answer in responses.values()
@@ -212,7 +211,7 @@ class ParkedCalls:
             )
         _, ttl = self._limits()
         sealer = self._sealer(ttl)
-        opened = sealer.open(params.get("requestState"), binding)  # type: ignore[arg-type]  # Binding
+        opened = sealer.open(params.get("requestState"), binding)
         sealer.consume(opened)
         call_id, round_ = opened.payload.get("c"), opened.payload.get("r")
         call = self._calls.get(call_id) if isinstance(call_id, str) else None
@@ -267,10 +266,7 @@ class ParkedCalls:
             self._end(oldest, f"cancelled to make room: at most {max_parked} calls may wait")
         call.park(trio.current_time(), ttl)
         self._parked[call.call_id] = call
-        state = self._sealer(ttl).seal(
-            {"c": call.call_id, "r": call.round},
-            call.binding,  # type: ignore[arg-type]  # Binding stands for StateBinding
-        )
+        state = self._sealer(ttl).seal({"c": call.call_id, "r": call.round}, call.binding)
         requests: JsonObject = {
             key: {"method": ask.method, "params": ask.params} for key, ask in call.pending.items()
         }

@@ -8,17 +8,14 @@ request waiting on it, if any; what the caller declared is read from its latest 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, final
 
-import orjson
 import trio
 
 from trimcp.errors import InternalError
 from trimcp.protocol import ClientCapabilities, ErrorObject
+from trimcp.server import StateBinding, params_digest
 
 from ._relay import downstream_params
 
@@ -27,7 +24,7 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject, JsonValue
     from trimcp.sessions import RequestContext
 
-__all__ = ["Binding", "ParkedCall", "binding_of"]
+__all__ = ["ParkedCall", "binding_of"]
 
 # The key stem of each kind of ask (as the server's own rounds name theirs).
 _STEMS: Final = {
@@ -35,37 +32,15 @@ _STEMS: Final = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
-# The params of each method that make a retry "the same request" (as the server's
-# ``params_digest``; the rest legitimately changes between rounds).
-_SALIENT: Final = {
-    "tools/call": ("name", "arguments"),
-    "prompts/get": ("name", "arguments"),
-    "resources/read": ("uri",),
-}
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """What a state is bound to: the fields of ``trimcp.server``'s ``StateBinding``, which
-    that package does not export (the sealer reads only these three)."""
-
-    principal: str | None
-    method: str
-    digest: str
-
-
-def binding_of(method: str, params: JsonObject, context: RequestContext) -> Binding:
-    """The binding of a request: its principal (issuer, subject and client of the access
-    token, as ``trimcp.server`` binds its own states), its method and salient params."""
+def binding_of(method: str, params: JsonObject, context: RequestContext) -> StateBinding:
+    """The binding of a request's state: its principal (issuer, subject and client of the
+    access token, as ``trimcp.server`` binds its own states), its method and a digest of its
+    salient params (``trimcp.server.params_digest``)."""
     identity = context.identity
     principal = None if identity is None else "\x1f".join(identity.principal)
-    picked: dict[str, object] = {"method": method}
-    for name in _SALIENT[method]:
-        value = params.get(name)
-        picked[name] = {} if name == "arguments" and value is None else value
-    digest = hashlib.sha256(orjson.dumps(picked, option=orjson.OPT_SORT_KEYS)).digest()
-    return Binding(principal, method, base64.urlsafe_b64encode(digest).decode().rstrip("="))
+    return StateBinding(principal, method, params_digest(method, params))
 
 
 @final
@@ -85,7 +60,7 @@ class _Ask:
 class ParkedCall:
     """One backend call of a 2026-07-28 caller, across its rounds (a ``_relay.Caller``)."""
 
-    def __init__(self, call_id: str, binding: Binding) -> None:
+    def __init__(self, call_id: str, binding: StateBinding) -> None:
         self.call_id = call_id
         self.binding = binding
         #: Rounds answered with an ``InputRequiredResult`` so far; the state names the last.
