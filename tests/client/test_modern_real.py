@@ -270,3 +270,19 @@ async def test_http_slots_ignore_the_listen_stream_and_a_cancel_closes_the_respo
         await log.wait_for("end 3")
         with trio.fail_after(5):
             assert (await session.call_tool("echo", {"text": "after"})).text == "after"
+
+
+async def test_the_2024_11_05_sse_transport_goes_straight_to_initialize() -> None:
+    from trimcp.client import open_legacy_sse_client_stream
+    from trimcp.http import HttpOptions
+
+    options = ClientSessionOptions(era_cache=EraCache(), discover_timeout=30.0)
+    async with running(EVERYTHING.build_server(), HttpOptions(legacy_sse=True)) as listener:
+        sse = listener.url.removesuffix("/mcp") + "/sse"
+        with trio.fail_after(10):  # a probe would have waited discover_timeout
+            async with (
+                open_legacy_sse_client_stream(sse) as stream,
+                open_client_session(stream, options=options) as session,
+            ):
+                assert session.era is Era.HANDSHAKE
+                assert (await session.call_tool("echo", {"text": "old"})).text == "old"

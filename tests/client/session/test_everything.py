@@ -135,10 +135,10 @@ async def test_resources_and_subscription(era: str) -> None:
         assert json.loads(contents[0].text or "")["id"] == "7"
         binary = await session.read_resource("test://static-binary")
         assert binary[0].blob
-        # 2026-07-28 answers an unknown resource with -32602, no longer -32002.
-        unknown = InvalidParams if session.era is Era.MODERN else ResourceNotFound
-        with pytest.raises(unknown):
+        with pytest.raises(ResourceNotFound) as missing:
             await session.read_resource("test://nothing-here")
+        # 2026-07-28 answers an unknown resource with -32602, no longer -32002.
+        assert missing.value.code == (-32602 if session.era is Era.MODERN else -32002)
         await session.subscribe_resource("test://watched-resource")
         await session.call_tool("update_watched_resource")
         with trio.fail_after(5):

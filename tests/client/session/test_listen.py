@@ -136,14 +136,30 @@ async def test_a_dropped_stream_is_reopened_after_the_backoff(
         assert [b - a for a, b in itertools.pairwise(times)] == [0.5, 1.0]
 
 
-async def test_a_graceful_end_is_not_reopened(autojump_clock: trio.testing.MockClock) -> None:
-    async with listening(ClientHandlers()) as (_, server):
+async def test_a_graceful_end_is_reopened_too_and_the_lists_forgotten(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with listening(ClientHandlers()) as (session, server):
         listen = await server.expect("subscriptions/listen")
         await acknowledge(server, listen)
+
+        async def answer_listing() -> None:
+            listing = await server.expect("tools/list")
+            page = {"tools": [], "resultType": "complete", "ttlMs": 3_600_000}
+            await server.answer(listing, {**page, "cacheScope": "public"})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer_listing)
+            assert await session.list_tools() == []
+        assert await session.list_tools() == []  # fresh for an hour: not asked again
+        await trio.sleep(100)  # up long enough for its end not to count as a failure
         await server.answer(listen, {"resultType": "complete", "_meta": {SID: listen["id"]}})
-        with trio.move_on_after(3600):
-            extra = await server.receive()
-            pytest.fail(f"the client sent {extra}")
+        again = await server.expect("subscriptions/listen")
+        assert again["id"] != listen["id"]
+        assert trio.current_time() == 100.5
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer_listing)
+            assert await session.list_tools() == []  # forgotten: asked again
 
 
 async def test_a_server_that_refuses_listen_is_not_asked_again(

@@ -299,7 +299,8 @@ class SessionCore:
 
         Raises:
             RequestTimeout: no answer within ``timeout`` (None: ``request_timeout``).
-            ConnectionLost / TransportClosed: the transport ended first.
+            TransportBroken / TransportClosed / ServerExited: the transport ended first
+                (its own error, as ``handshake`` raises it).
             RemoteProtocolError: the server broke the protocol.
         """
         self._check_open(method)
@@ -309,9 +310,7 @@ class SessionCore:
         if isinstance(arrival, Result | ErrorObject):
             return arrival
         if isinstance(arrival, _Lost):
-            if isinstance(arrival.cause, RemoteProtocolError):
-                raise arrival.cause
-            raise connection_lost(method, arrival.cause) from arrival.cause
+            raise arrival.cause  # as for initialize: the transport's own words (ServerExited)
         raise RemoteProtocolError(f"unexpected answer to {method}: {arrival!r}")
 
     def mark_ready(self) -> None:

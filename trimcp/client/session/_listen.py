@@ -13,7 +13,10 @@ Changing what is wanted opens a new stream, and the old one is cancelled only on
 one is acknowledged, so nothing is missed in between; notifications are delivered only for
 the current stream (``accept``), so nothing arrives twice. A stream that drops without the
 server's closing answer is opened again after a backoff (0.5 s doubling to 30 s, reset once
-a stream stayed up a minute); one the server ends gracefully is not. A server that refuses
+a stream stayed up a minute), and ``on_gap`` is told that notifications may have been
+missed meanwhile. One the server ends gracefully (its closing answer: a shutdown, say) is
+treated alike, though not as a failure: the server may well come back at the same place,
+and it sends no ``list_changed`` for what it changed while away. A server that refuses
 ``subscriptions/listen`` altogether (-32601, -32021) is not asked again: that is logged once.
 Cancelling a stream is the core's cancellation: ``notifications/cancelled`` on stdio, the
 response stream closed on HTTP.
@@ -31,6 +34,8 @@ from trimcp.errors import ConnectionLost, JsonRpcError, TransportClosed
 from trimcp.protocol import META_SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from trimcp.protocol import JsonObject, Notification, RequestId, ServerCapabilities
 
     from ._core import SessionCore
@@ -84,8 +89,17 @@ class _Stream:
 class Listener:
     """The session's subscriptions (module docstring). ``run`` in the session's nursery."""
 
-    def __init__(self, core: SessionCore, capabilities: ServerCapabilities) -> None:
+    def __init__(
+        self,
+        core: SessionCore,
+        capabilities: ServerCapabilities,
+        on_gap: Callable[[], object] | None = None,
+    ) -> None:
         self._core = core
+        # Called when a stream drops without the server's closing answer: notifications may
+        # have been missed until the next one is acknowledged (the session drops its cached
+        # lists then: a restarted server sends no list_changed for what it changed).
+        self._on_gap = on_gap
         self._base: JsonObject = {
             key: True
             for key, on in (
@@ -107,8 +121,6 @@ class Listener:
         # owes a backoff before the next attempt.
         self._drops = 0
         self._failed = False
-        # The wanted set a graceful end left behind: not asked for again on its own.
-        self._paused = -1
 
     # --- what the session calls ---------------------------------------------------------
 
@@ -187,8 +199,6 @@ class Listener:
 
     def _needs_stream(self) -> bool:
         """Whether no stream (current or opening) asks for the latest wanted set."""
-        if self._paused == self._version:
-            return False
         return not any(s.version == self._version for s in self._streams)
 
     async def _apply(self, timeout: float) -> None:
@@ -256,10 +266,10 @@ class Listener:
         if self._current is stream:
             self._current = None
         if graceful:
-            # The server tore it down on purpose: reopened only for a new wanted set.
             logger.info("the server closed the subscriptions/listen stream")
-            self._paused = stream.version
-        elif not (stream.scope.cancelled_caught or self._closed or self._refused):
+        if not (stream.scope.cancelled_caught or self._closed or self._refused):
+            if stream.acked.is_set() and self._on_gap is not None:
+                self._on_gap()
             if trio.current_time() - stream.acked_at >= STABLE_AFTER:
                 self._drops = 0
             self._drops += 1

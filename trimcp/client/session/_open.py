@@ -10,13 +10,14 @@ and the tasks stop.
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 import trio
 
-from trimcp.protocol import Implementation
-from trimcp.transports.http_client import ServerIdentity, ToolHeaderSink
+from trimcp.protocol import LATEST_VERSION, Implementation
+from trimcp.transports.http_client import LegacySseClientStream, ServerIdentity, ToolHeaderSink
 
 from ._era import Opening, open_era
 from ._handlers import ClientHandlers
@@ -39,6 +40,9 @@ async def _open(session: ClientSession, stream: MessageStream, nursery: trio.Nur
     """Open ``session`` in the server's era; start what a 2026-07-28 session runs."""
     identity = stream if isinstance(stream, ServerIdentity) else None
     options = session.options
+    if isinstance(stream, LegacySseClientStream) and options.protocol_version is None:
+        # The 2024-11-05 HTTP+SSE transport never carries the per-request era.
+        options = dataclasses.replace(options, protocol_version=LATEST_VERSION)
     # Over Streamable HTTP every POST gets an answer (a legacy server's is an error
     # status): only the request timeout applies. Elsewhere a legacy server may ignore the
     # probe, and ``discover_timeout`` says how long that takes to conclude.
@@ -57,7 +61,7 @@ async def _open(session: ClientSession, stream: MessageStream, nursery: trio.Nur
     if isinstance(stream, ToolHeaderSink):
         session._tools.headers = stream
     if session.options.listen:
-        session.listener = Listener(core, session.server_capabilities)
+        session.listener = Listener(core, session.server_capabilities, session.forget_lists)
         nursery.start_soon(session.listener.run)
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
-from trimcp.errors import HeaderMismatch, TransportClosed
+from trimcp.errors import HeaderMismatch, InvalidParams, ResourceNotFound, TransportClosed
 from trimcp.protocol import (
     LATEST_VERSION,
     ClientConnection,
@@ -340,9 +340,18 @@ class ClientSession:
     async def read_resource(
         self, uri: str, *, timeout: float | None = None
     ) -> list[ResourceContents]:
-        """Read a resource; a read may return several items (sub-resources)."""
+        """Read a resource; a read may return several items (sub-resources).
+
+        Raises:
+            ResourceNotFound: no such resource. A 2026-07-28 server says so with -32602 and
+                ``data.uri`` (Resources > Error Handling), an older one with -32002; the
+                exception is the same, its ``code`` the one the server sent.
+        """
         require(self.server_capabilities.resources, "resources/read")
-        result = await self._complete("resources/read", {"uri": uri}, timeout=timeout)
+        try:
+            result = await self._complete("resources/read", {"uri": uri}, timeout=timeout)
+        except InvalidParams as exc:
+            raise _not_found(exc, uri) from exc
         fields = Fields(result, "resources/read")
         return [
             ResourceContents.from_wire(item) for item in fields.obj_list("contents", required=True)
@@ -439,6 +448,12 @@ class ClientSession:
             self._core.notify("notifications/roots/list_changed")
         await trio.lowlevel.checkpoint()
 
+    def forget_lists(self) -> None:
+        """Drop every cached list page and what was learnt of the tools (a listen stream
+        dropped: changes may have gone unnoticed, as across a server's restart)."""
+        self._lists.clear()
+        self._tools.forget()
+
     # --- hooks for the core ----------------------------------------------------------------
 
     async def _answer(self, request: Request) -> JsonObject:
@@ -461,3 +476,13 @@ class ClientSession:
             await self.tasks.progress_arrived(notification.params)
             return
         await dispatch_notification(self._handlers, notification)
+
+
+def _not_found(error: InvalidParams, uri: str) -> InvalidParams | ResourceNotFound:
+    """Return ``ResourceNotFound`` for a -32602 that names the URI read, else ``error``."""
+    data = error.data
+    if not isinstance(data, dict) or data.get("uri") != uri:
+        return error
+    missing = ResourceNotFound(uri, error.message)
+    missing.code = error.code
+    return missing

@@ -109,6 +109,9 @@ class HttpLink:
         self._scopes: set[trio.CancelScope] = set()
         # Per tool, the x-mcp-header parameters its calls mirror (2026-07-28).
         self.tool_headers: dict[str, HeaderParams] = {}
+        # A per-request-era POST got an HTTP answer: the server exists, so a connection
+        # failure later fails its request only (there is no session to lose).
+        self.answered = False
         # The Authorization value the last request carried (a digest of it names the
         # authorization context of cached results; the value itself never leaves).
         self.last_authorization: str | None = self._custom.get("authorization")

@@ -25,7 +25,9 @@ A request of the per-request era (MCP 2026-07-28, ``Outline.modern_version``) is
 its own, outside any session: its headers mirror its body (``HttpLink.modern_headers``),
 its task runs in the handoff's scope (a cancel closes the response: Streamable HTTP >
 Cancellation), its SSE answer is never resumed ("Resumable SSE streams via Last-Event-ID
-are not supported"), and an error status with a JSON-RPC error body delivers that error as
+are not supported"), a connection failure fails that request alone once the server has
+answered one (there is no session to lose; a restarted server serves the next), and an
+error status with a JSON-RPC error body delivers that error as
 the request's answer (400 with -32022, 404 with -32601, ...); without one, the error made
 up here carries the status in ``data.httpStatus``, which a session probing the server's era
 reads (a legacy server's 400, 404 or 405 means: fall back to ``initialize``).
@@ -121,14 +123,22 @@ async def _send(
         headers = link.modern_headers(outline)
     else:
         headers = link.headers(ACCEPT_BOTH, post=True)
+    modern = outline.modern_version is not None
     try:
         response = await send_authorized(send, headers, link.auth)
         link.last_authorization = headers.get("authorization")
+        link.answered = link.answered or modern
         return response
     except httpx.HTTPError as exc:
-        error = connection_error(link.url, exc, connected=session is not None)
+        error = connection_error(link.url, exc, connected=session is not None or link.answered)
         error.__cause__ = exc
-        await _fatal(link, handoff, error)
+        if modern and link.answered:
+            # No session to lose: the server was there and may be back for the next request
+            # (a restart). Only this request fails; the first one, failing, ends the stream.
+            handoff.settle()
+            await _answer_locally(link, outline.request_ids, str(error))
+        else:
+            await _fatal(link, handoff, error)
     except TransportBroken as exc:  # the authorization could not be renewed
         await _unauthorized(link, outline, handoff, exc)
     return None
