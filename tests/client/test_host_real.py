@@ -213,5 +213,6 @@ async def test_a_server_that_never_answers_initialize_is_explained() -> None:
         status = await manager.connect("silent")
         assert status.state == "failed"
         problem = status.last_error or ""
-        assert "did not finish the MCP handshake (initialize) within 0.5 s" in problem
+        assert "did not finish opening the MCP session" in problem
+        assert "(server/discover, or the initialize handshake) within 0.5 s" in problem
         assert "raise startup_timeout" in problem

@@ -93,8 +93,8 @@ def _handshake_too_slow(config: ServerConfig) -> ConnectFailed:
     target = config.url or " ".join([config.command or "", *config.args]).strip()
     return ConnectFailed(
         target,
-        f"MCP server {config.name!r} did not finish the MCP handshake (initialize) within "
-        f"{config.startup_timeout:g} s.\n"
+        f"MCP server {config.name!r} did not finish opening the MCP session (server/discover, "
+        f"or the initialize handshake) within {config.startup_timeout:g} s.\n"
         "  likely causes:\n"
         "    - it is still installing or starting (npx/uvx download packages on first use)\n"
         "    - it is not an MCP server, or it writes something else to stdout\n"

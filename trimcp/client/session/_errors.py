@@ -101,3 +101,19 @@ def require(declared: bool, method: str) -> None:
         raise MethodNotFound(
             method, f"Method not found: {method} (the server did not declare the capability)"
         )
+
+
+def resource_not_found(error: InvalidParams, uri: str) -> InvalidParams | ResourceNotFound:
+    """Return ``ResourceNotFound`` for a -32602 answer to ``resources/read`` of ``uri``.
+
+    MCP 2026-07-28, Resources > Error Handling: a server "MUST return -32602" with
+    ``data.uri`` for a resource that does not exist, where earlier revisions used -32002;
+    callers catch one exception either way (its ``code`` is the one sent). Any other
+    -32602 is returned as it is.
+    """
+    data = error.data
+    if not isinstance(data, dict) or data.get("uri") != uri:
+        return error
+    missing = ResourceNotFound(uri, error.message)
+    missing.code = error.code
+    return missing

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, final
 
 import trio
 
-from trimcp.errors import HeaderMismatch, InvalidParams, ResourceNotFound, TransportClosed
+from trimcp.errors import HeaderMismatch, InvalidParams, TransportClosed
 from trimcp.protocol import (
     LATEST_VERSION,
     ClientConnection,
@@ -41,7 +41,7 @@ from trimcp.protocol import (
 )
 
 from ._core import SessionCore, SessionHooks
-from ._errors import CLOSED_BY_CLIENT, require
+from ._errors import CLOSED_BY_CLIENT, require, resource_not_found
 from ._handlers import answer_request, capabilities_for
 from ._listcache import CachedLister, ListCache, invalidated_by
 from ._listen import subscription_id
@@ -351,7 +351,7 @@ class ClientSession:
         try:
             result = await self._complete("resources/read", {"uri": uri}, timeout=timeout)
         except InvalidParams as exc:
-            raise _not_found(exc, uri) from exc
+            raise resource_not_found(exc, uri) from exc
         fields = Fields(result, "resources/read")
         return [
             ResourceContents.from_wire(item) for item in fields.obj_list("contents", required=True)
@@ -476,13 +476,3 @@ class ClientSession:
             await self.tasks.progress_arrived(notification.params)
             return
         await dispatch_notification(self._handlers, notification)
-
-
-def _not_found(error: InvalidParams, uri: str) -> InvalidParams | ResourceNotFound:
-    """Return ``ResourceNotFound`` for a -32602 that names the URI read, else ``error``."""
-    data = error.data
-    if not isinstance(data, dict) or data.get("uri") != uri:
-        return error
-    missing = ResourceNotFound(uri, error.message)
-    missing.code = error.code
-    return missing
