@@ -276,7 +276,7 @@ def test_inspect_reports_everything_a_server_offers(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["server"] == {"name": "démo", "version": "1.2.3"}
     assert report["instructions"] == "Say héllo first."
-    assert report["protocolVersion"] == "2025-11-25"
+    assert report["protocolVersion"] == "2026-07-28"
     assert report["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
     assert "prompts" in report["capabilities"]
     # page_size=2: the third tool is on the second page.

@@ -308,6 +308,12 @@ def test_logs_and_progress_are_shown_while_a_call_runs(open_shell: Callable[[], 
     assert "progress 1/3" not in shell.transcript.getvalue()  # the plain, line-per-update form
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the shell speaks 2026-07-28 to trimcp servers, and that revision has no log "
+    "message outside a request (the tool's later session.log needs a session): the shell's "
+    "redraw above the prompt is reached only with 2025-11-25 servers now",
+)
 def test_a_log_message_while_the_prompt_waits_goes_above_it(
     open_shell: Callable[[], Shell],
 ) -> None:
