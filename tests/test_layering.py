@@ -24,8 +24,12 @@ ALLOWED: dict[str, set[str]] = {
     # The server side of OAuth (verifiers, metadata, challenges) and the client side: below
     # every transport, so that http (and the client's HTTP transport) can use it.
     "auth": {"errors", "config"},
+    # What happens per request, for whoever observes it (Prometheus counters, OpenTelemetry
+    # spans and histograms, request log fields): below the sessions and the client, which
+    # call its hooks.
+    "telemetry": {"errors", "config", "protocol"},
     # auth: the type of a session's identity (RequestContext.identity).
-    "sessions": {"errors", "protocol", "actors", "supervision", "transports", "auth"},
+    "sessions": {"errors", "protocol", "actors", "supervision", "transports", "auth", "telemetry"},
     "testing": {
         "errors",
         "actors",
@@ -61,7 +65,16 @@ ALLOWED: dict[str, set[str]] = {
         "notify",
         "auth",
     },
-    "client": {"errors", "config", "protocol", "actors", "supervision", "transports", "auth"},
+    "client": {
+        "errors",
+        "config",
+        "protocol",
+        "actors",
+        "supervision",
+        "transports",
+        "auth",
+        "telemetry",
+    },
     "skills": {
         "errors",
         "config",
@@ -78,7 +91,7 @@ ALLOWED: dict[str, set[str]] = {
         "_auth_options",
         "http",
     },
-    "_logging": {"errors", "config"},
+    "_logging": {"errors", "config", "telemetry"},
     "_auth_options": {"errors", "config", "auth"},
     "cli": {
         "errors",
@@ -95,6 +108,8 @@ ALLOWED: dict[str, set[str]] = {
         "transports",
         "auth",
         "_auth_options",
+        "admin",
+        "telemetry",
     },
     "daemon": {
         "errors",
@@ -111,6 +126,8 @@ ALLOWED: dict[str, set[str]] = {
         "client",
         "gateway",
         "auth",
+        "admin",
+        "telemetry",
     },
     # Products built on the public API: the gateway fronting many servers as one.
     "gateway": {
@@ -125,6 +142,24 @@ ALLOWED: dict[str, set[str]] = {
         "supervision",
         "transports",
         "notify",
+        "telemetry",
+    },
+    # The daemon's admin app: it looks at every running part, and is started by the daemon.
+    "admin": {
+        "errors",
+        "config",
+        "actors",
+        "supervision",
+        "sessions",
+        "transports",
+        "http",
+        "server",
+        "notify",
+        "client",
+        "gateway",
+        "auth",
+        "telemetry",
+        "protocol",
     },
     "__init__": {"errors", "actors", "supervision", "config"},
     "__main__": {"cli"},

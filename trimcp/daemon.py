@@ -156,6 +156,8 @@ _START_ONLY = (
     "sessions",
     "skills",
     "auth",
+    "admin",
+    "otel",
 )
 # sys.path entries shown when a module is not found; the rest are elided.
 _SHOWN_PATH_ENTRIES = 8

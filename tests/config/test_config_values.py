@@ -157,7 +157,7 @@ def test_unknown_top_level_key_lists_the_tables() -> None:
         validate_config({"nope": 1})
     assert caught.value.expected == (
         "a key known at the top level: application, supervision, actors, logging, server, "
-        "http, websocket, stdio, sessions, skills, gateway, auth"
+        "http, websocket, stdio, sessions, skills, gateway, auth, admin, otel"
     )
     assert caught.value.file == "<mapping>"
 

@@ -21,6 +21,7 @@ every other config error and naming the file that set the key (``SysConfig.file_
 
 from __future__ import annotations
 
+from ._admin import AdminSettings as AdminSettings
 from ._auth import AuthSettings as AuthSettings
 from ._gateway import NAMESPACE_SCHEMES as NAMESPACE_SCHEMES
 from ._gateway import GatewaySettings as GatewaySettings
@@ -29,6 +30,8 @@ from ._load import DEFAULT_CONFIG_FILE as DEFAULT_CONFIG_FILE
 from ._load import find_config_file as find_config_file
 from ._load import load_config as load_config
 from ._merge import KeyOrigins as KeyOrigins
+from ._otel import OtelExporter as OtelExporter
+from ._otel import OtelSettings as OtelSettings
 from ._rules import setting_error as setting_error
 from ._settings import ActorSettings as ActorSettings
 from ._settings import ApplicationSettings as ApplicationSettings
@@ -58,6 +61,7 @@ __all__ = [
     "NAMESPACE_SCHEMES",
     "SKILL_CATEGORIES",
     "ActorSettings",
+    "AdminSettings",
     "ApplicationSettings",
     "AuthSettings",
     "GatewaySettings",
@@ -66,6 +70,8 @@ __all__ = [
     "LogFormat",
     "LogLevel",
     "LoggingSettings",
+    "OtelExporter",
+    "OtelSettings",
     "ServerSettings",
     "SessionSettings",
     "SkillCategory",

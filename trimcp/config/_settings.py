@@ -15,9 +15,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ._admin import AdminSettings
 from ._auth import AuthSettings
 from ._gateway import GatewaySettings
 from ._merge import KeyOrigins
+from ._otel import OtelSettings
 from ._schema import Check, above, at_least, between, internal, non_empty, spec
 from ._skills import SkillsSettings
 
@@ -109,6 +111,8 @@ class LoggingSettings:
     Attributes:
         level: the lowest level written; given in any case, stored upper-case.
         format: ``"text"`` for people, ``"json"`` for one JSON object per line.
+        requests: log one line per request served (method, id, session, tool, outcome
+            and duration), at INFO.
     """
 
     level: LogLevel = field(
@@ -117,6 +121,9 @@ class LoggingSettings:
     )
     format: LogFormat = field(
         default="text", metadata=spec(meaning='"text" for people, "json" for one object per line')
+    )
+    requests: bool = field(
+        default=False, metadata=spec(meaning="log one line per request served, at INFO")
     )
 
 
@@ -402,6 +409,8 @@ class SysConfig:
         skills: the ``[skills]`` table (``trimcp.skills``).
         gateway: the ``[gateway]`` table (``trimcp.gateway``).
         auth: the ``[auth]`` table (``trimcp.auth``): bearer tokens on the HTTP listener.
+        admin: the ``[admin]`` table (``trimcp.admin``): health, status, metrics.
+        otel: the ``[otel]`` table (``trimcp.telemetry``): OpenTelemetry export.
     """
 
     sources: tuple[str, ...] = field(default=(), metadata=internal())
@@ -450,6 +459,14 @@ class SysConfig:
     auth: AuthSettings = field(
         default_factory=AuthSettings,
         metadata=spec(meaning="OAuth 2.1 bearer tokens on the HTTP listener"),
+    )
+    admin: AdminSettings = field(
+        default_factory=AdminSettings,
+        metadata=spec(meaning="the admin app: health, status, metrics, dashboard"),
+    )
+    otel: OtelSettings = field(
+        default_factory=OtelSettings,
+        metadata=spec(meaning="OpenTelemetry traces and metrics"),
     )
 
     def file_of(self, key: KeyPath) -> str:
