@@ -26,14 +26,7 @@ import typing
 from typing import TYPE_CHECKING, Final, Protocol
 
 from trimcp.errors import InvalidParams, MethodNotFound, ResourceNotFound
-from trimcp.protocol import (
-    META_SERVER_INFO,
-    MODERN_VERSION,
-    features,
-    implementation_to_wire,
-    offered_versions,
-    server_capabilities_to_wire,
-)
+from trimcp.protocol import HANDSHAKE_ONLY_METHODS, discover_result
 from trimcp.server._context import Context
 from trimcp.server._dispatch import METHODS, Call, dispatch
 from trimcp.server._mrtr import MRTR_METHODS, end_round, open_round, run_round
@@ -44,7 +37,7 @@ from trimcp.sessions import serve_listen
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from trimcp.protocol import Implementation, JsonObject, JsonValue, Request, ServerCapabilities
+    from trimcp.protocol import Implementation, JsonObject, Request, ServerCapabilities
     from trimcp.server._broadcast import SessionSet
     from trimcp.server._cache_hints import CachePolicy
     from trimcp.server._catalog import Catalog
@@ -62,20 +55,10 @@ if TYPE_CHECKING:
 
 __all__ = ["REMOVED_METHODS", "ModernHost", "serve_modern"]
 
-#: Methods of the handshake era that 2026-07-28 removed (Changelog), answered -32601.
-REMOVED_METHODS: Final = frozenset(
-    {
-        "initialize",
-        "ping",
-        "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        # The Tasks extension has no tasks/result (tasks/get inlines the result) and no
-        # tasks/list (SEP-2663: -32601 for both).
-        "tasks/result",
-        "tasks/list",
-    }
-)
+#: Methods of the handshake era that 2026-07-28 removed (Changelog), answered -32601. The
+#: Tasks extension has no tasks/result (tasks/get inlines the result) and no tasks/list
+#: (SEP-2663: -32601 for both); ``trimcp.protocol`` lists them with the rest.
+REMOVED_METHODS: Final = HANDSHAKE_ONLY_METHODS
 
 # subscriptions/listen filter member -> (notification, the capability flag it needs).
 _LIST_FILTERS: Final = (
@@ -197,8 +180,9 @@ def _not_found(method: str) -> str:
 
 
 def _discover(host: ModernHost, extra: JsonObject | None) -> JsonObject:
-    capabilities = host.capabilities.for_version(features(MODERN_VERSION))
-    wire = server_capabilities_to_wire(capabilities)
+    """The shared ``server/discover`` result, plus what only an ``MCPServer`` adds."""
+    result = discover_result(host.server_info, host.capabilities, host.instructions)
+    wire = typing.cast("JsonObject", result["capabilities"])
     if host.capabilities.tasks:
         # Some tool allows tasks: offered as the extension, never as the 2025-11-25 core
         # capability (SEP-2663, Backward Compatibility: MUST NOT advertise the legacy one).
@@ -209,13 +193,6 @@ def _discover(host: ModernHost, extra: JsonObject | None) -> JsonObject:
         }
     if extra:
         wire.update(extra)
-    result: JsonObject = {
-        "supportedVersions": list["JsonValue"](offered_versions()),
-        "capabilities": wire,
-        "_meta": {META_SERVER_INFO: implementation_to_wire(host.server_info)},
-    }
-    if host.instructions:
-        result["instructions"] = host.instructions
     return result
 
 
