@@ -13,6 +13,7 @@ import orjson
 import trio
 
 from tests.gateway.conftest import Era, backend_options
+from tests.modern_requests import Sink
 from trimcp.gateway import Gateway
 from trimcp.protocol import Request, read_request_meta
 from trimcp.server import MCPServer
@@ -27,20 +28,6 @@ META: JsonObject = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-        self.arrived = trio.Event()
-
-    def send_nowait(self, data: bytes) -> bool:
-        self.messages.append(orjson.loads(data))
-        self.arrived.set()
-        return True
-
-    async def send(self, data: bytes) -> None:
-        self.send_nowait(data)
 
 
 def _alpha() -> MCPServer:

@@ -7,19 +7,16 @@ id, the answers under the keys the server named, and the ``requestState`` echoed
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pytest
 import trio
 
-from trimcp.auth import Identity
-from trimcp.protocol import ClientCapabilities, Request, read_request_meta
+from tests.modern_requests import ModernClient, accept, identity
+from trimcp.protocol import ClientCapabilities
 from trimcp.server import Context, MCPServer
 from trimcp.server._cache_hints import CacheHint
 from trimcp.server._request_state import RequestStateKeys, RequestStateSealer
-from trimcp.sessions import ModernRequest
 from trimcp.testing import open_in_memory_client
 
 if TYPE_CHECKING:
@@ -30,64 +27,16 @@ ELICITATION: JsonObject = {"elicitation": {}}
 EVERYTHING: JsonObject = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
-class Sink:
-    """A transport's end of a request's own messages: kept in order."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-
-    def send_nowait(self, data: bytes) -> bool:
-        self.messages.append(orjson.loads(data))
-        return True
-
-    async def send(self, data: bytes) -> None:
-        self.messages.append(orjson.loads(data))
-
-
-class Client:
-    """Sends modern requests to ``server`` in process, numbering them."""
-
-    def __init__(self, server: MCPServer, capabilities: JsonObject | None = None) -> None:
-        self.server = server
-        self.capabilities = capabilities if capabilities is not None else EVERYTHING
-        self.next_id = 1
-        self.identity: Identity | None = None
-        self.sink = Sink()
-
-    async def send(self, method: str, params: JsonObject | None = None) -> Any:
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-        }
-        body: JsonObject = {**(params or {}), "_meta": meta}
-        request = Request(id=self.next_id, method=method, params=body)
-        self.next_id += 1
-        modern = ModernRequest(
-            self.server, request, read_request_meta(body), self.sink, identity=self.identity
-        )
-        return orjson.loads(await modern.run())
-
-    async def call(self, name: str, arguments: JsonObject | None = None, **extra: Any) -> Any:
-        return await self.send("tools/call", {"name": name, "arguments": arguments or {}, **extra})
-
-
-def _identity(subject: str) -> Identity:
-    return Identity(
-        subject=subject,
-        client_id="app",
-        scopes=frozenset(),
-        expires_at=math.inf,
-        issuer="https://issuer.example",
-    )
+def make_client(
+    server: MCPServer, capabilities: JsonObject | None = None
+) -> ModernClient:  # reads as the class it makes
+    """A client declaring every capability unless told otherwise."""
+    return ModernClient(server, EVERYTHING if capabilities is None else capabilities)
 
 
 def text(answer: Any) -> str:
     (block,) = answer["result"]["content"]
     return str(block["text"])
-
-
-def accept(**content: object) -> JsonObject:
-    return {"action": "accept", "content": dict(content)}
 
 
 def greeter() -> MCPServer:
@@ -102,7 +51,7 @@ def greeter() -> MCPServer:
 
 
 async def test_an_ask_answers_input_required_and_the_retry_completes() -> None:
-    client = Client(greeter())
+    client = make_client(greeter())
     first = await client.call("greet")
     result = first["result"]
     assert result["resultType"] == "input_required"
@@ -124,7 +73,7 @@ async def test_an_ask_answers_input_required_and_the_retry_completes() -> None:
 
 
 async def test_answers_without_a_state_are_taken_and_extra_keys_ignored() -> None:
-    client = Client(greeter())
+    client = make_client(greeter())
     answer = await client.call(
         "greet", inputResponses={"who": accept(name="Bo"), "spare": {"action": "decline"}}
     )
@@ -132,7 +81,7 @@ async def test_answers_without_a_state_are_taken_and_extra_keys_ignored() -> Non
 
 
 async def test_a_missing_answer_is_asked_for_again() -> None:
-    client = Client(greeter())
+    client = make_client(greeter())
     first = (await client.call("greet"))["result"]
     again = await client.call(
         "greet",
@@ -155,7 +104,7 @@ async def test_a_missing_answer_is_asked_for_again() -> None:
 async def test_malformed_input_responses_are_invalid_params(
     responses: object, fragment: str
 ) -> None:
-    client = Client(greeter())
+    client = make_client(greeter())
     answer = await client.call("greet", inputResponses=responses)
     assert answer["error"]["code"] == -32602
     assert fragment in answer["error"]["message"]
@@ -182,7 +131,7 @@ async def test_asks_started_together_go_out_in_one_result() -> None:
                 nursery.start_soon(ask)
         return f"{found['name']}|{found['poem']}|{found['roots']}"
 
-    client = Client(server)
+    client = make_client(server)
     first = (await client.call("survey"))["result"]
     # Keys default to the kind of input: elicitation, sampling, roots.
     assert set(first["inputRequests"]) == {"elicitation", "sampling", "roots"}
@@ -217,7 +166,7 @@ async def test_rounds_carry_earlier_answers_and_once_runs_once() -> None:
         second = await ctx.elicit("Again?", NAME)
         return f"{number}: {first.content['name']} {second.content['name']}"
 
-    client = Client(server)
+    client = make_client(server)
     one = (await client.call("order"))["result"]
     assert list(one["inputRequests"]) == ["elicitation"]
     two = (
@@ -271,7 +220,7 @@ async def test_the_same_code_sends_requests_in_a_session() -> None:
 
 
 async def test_tampered_replayed_and_rebound_states_are_refused() -> None:
-    client = Client(greeter())
+    client = make_client(greeter())
     state = (await client.call("greet"))["result"]["requestState"]
     answers = {"who": accept(name="E")}
     flipped = state[:-2] + ("A" if state[-2] != "A" else "B") + state[-1]
@@ -291,10 +240,10 @@ async def test_tampered_replayed_and_rebound_states_are_refused() -> None:
 
 
 async def test_a_state_belongs_to_its_principal() -> None:
-    client = Client(greeter())
-    client.identity = _identity("alice")
+    client = make_client(greeter())
+    client.identity = identity("alice")
     state = (await client.call("greet"))["result"]["requestState"]
-    client.identity = _identity("mallory")
+    client.identity = identity("mallory")
     stolen = await client.call(
         "greet", inputResponses={"who": accept(name="M")}, requestState=state
     )
@@ -312,7 +261,7 @@ async def test_an_expired_state_is_refused() -> None:
         await ctx.elicit("Name?", NAME, key="who")
         return "done"
 
-    client = Client(server)
+    client = make_client(server)
     state = (await client.call("greet"))["result"]["requestState"]
     now[0] += 61
     late = await client.call("greet", inputResponses={"who": accept(name="F")}, requestState=state)
@@ -340,7 +289,7 @@ async def test_an_undeclared_capability_is_32021(asking: str, required: JsonObje
             await ctx.list_roots()
         return "unreachable"
 
-    answer = await Client(server, capabilities={}).call("needy")
+    answer = await make_client(server, capabilities={}).call("needy")
     assert answer["error"]["code"] == -32021
     assert answer["error"]["data"] == {"requiredCapabilities": required}
 
@@ -366,7 +315,7 @@ async def test_two_asks_with_one_key_are_a_server_bug(caplog: pytest.LogCaptureF
             nursery.start_soon(ask, "b")
         return "no"
 
-    client = Client(server)
+    client = make_client(server)
     assert set((await client.call("twice"))["result"]["inputRequests"]) == {
         "elicitation",
         "elicitation-2",
@@ -390,7 +339,7 @@ async def test_prompts_and_resource_reads_ask_too() -> None:
         answer = await ctx.elicit("Password?", NAME, key="pw")
         return f"secret for {answer.content['name']}"
 
-    client = Client(server)
+    client = make_client(server)
     first = (await client.send("prompts/get", {"name": "poem"}))["result"]
     assert first["resultType"] == "input_required"
     done = await client.send(
@@ -418,12 +367,12 @@ async def test_cache_hints_and_their_overrides() -> None:
     def nothing() -> str:
         return ""
 
-    client = Client(server)
+    client = make_client(server)
     tools = (await client.send("tools/list"))["result"]
     assert (tools["ttlMs"], tools["cacheScope"]) == (5000, "private")
     discovered = (await client.send("server/discover"))["result"]
     assert (discovered["ttlMs"], discovered["cacheScope"]) == (60_000, "public")
-    client.identity = _identity("u")
+    client.identity = identity("u")
     assert (await client.send("server/discover"))["result"]["cacheScope"] == "private"
     with pytest.raises(ValueError, match="no cache hints for tools/call"):
         MCPServer("bad", cache_hints={"tools/call": CacheHint(1)})

@@ -1,7 +1,7 @@
 """The Tasks extension (SEP-2663) on 2026-07-28 requests: calls that become tasks.
 
 Requests are served as a transport serves them (a ``ModernRequest`` over a checked
-``_meta``, ``MCPServer.handle_request``), with no transport around them; the task runner
+``_meta``: ``tests.modern_requests``), with no transport around them; the task runner
 runs inside ``server.open_notifications()``, as every server runner starts it. Time is
 ``MockClock``'s (autojump), so a task's TTL, its polling and ``detach_after`` cost no wall
 time and are asserted exactly.
@@ -9,19 +9,15 @@ time and are asserted exactly.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pytest
 import trio
 import trio.testing
 
-from trimcp.auth import Identity
-from trimcp.errors import JsonRpcError, MissingClientCapability, ToolError
-from trimcp.protocol import Request, error_object_for, read_request_meta
+from tests.modern_requests import ModernClient, accept, identity
+from trimcp.errors import MissingClientCapability, ToolError
 from trimcp.server import Context, MCPServer, TasksExtensionPolicy
-from trimcp.sessions import ModernRequest, RequestContext
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -35,56 +31,11 @@ TASKS: JsonObject = {"elicitation": {}, "extensions": {EXTENSION: {}}}
 NAME: JsonObject = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 
-class Sink:
-    """A transport's end of a request's own messages: kept in order."""
-
-    def __init__(self) -> None:
-        self.messages: list[Any] = []
-
-    def send_nowait(self, data: bytes) -> bool:
-        self.messages.append(orjson.loads(data))
-        return True
-
-    async def send(self, data: bytes) -> None:
-        self.messages.append(orjson.loads(data))
-
-
-class Client:
-    """Sends modern requests to ``server`` in process, numbering them."""
+class Client(ModernClient):
+    """Sends modern requests to ``server`` in process, and polls its tasks."""
 
     def __init__(self, server: MCPServer, capabilities: JsonObject | None = None) -> None:
-        self.server = server
-        self.capabilities = TASKS if capabilities is None else capabilities
-        self.next_id = 1
-        self.identity: Identity | None = None
-        self.sink = Sink()
-
-    async def send(self, method: str, params: JsonObject | None = None) -> Any:
-        """Serve one request; return ``{"result": ...}`` or ``{"error": ...}``.
-
-        As ``ModernRequest.run`` serves it once the protocol core has accepted it; the core's
-        own check (``ServerConnection.accept``) is the transports' business and is left out.
-        """
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": self.capabilities,
-        }
-        body: JsonObject = {**(params or {}), "_meta": meta}
-        request = Request(id=self.next_id, method=method, params=body)
-        self.next_id += 1
-        modern = ModernRequest(
-            self.server, request, read_request_meta(body), self.sink, identity=self.identity
-        )
-        try:
-            result = await self.server.handle_request(
-                request, RequestContext(modern, request.id, None)
-            )
-        except JsonRpcError as exc:
-            return {"error": error_object_for(exc).to_wire()}
-        return {"result": result}
-
-    async def call(self, name: str, arguments: JsonObject | None = None, **extra: Any) -> Any:
-        return await self.send("tools/call", {"name": name, "arguments": arguments or {}, **extra})
+        super().__init__(server, TASKS if capabilities is None else capabilities)
 
     async def get(self, task_id: str) -> Any:
         return await self.send("tasks/get", {"taskId": task_id})
@@ -98,23 +49,9 @@ class Client:
             await trio.sleep(task["pollIntervalMs"] / 1000)
 
 
-def identity(subject: str) -> Identity:
-    return Identity(
-        subject=subject,
-        client_id="app",
-        scopes=frozenset(),
-        expires_at=math.inf,
-        issuer="https://issuer.example",
-    )
-
-
 def text(result: JsonObject) -> str:
     (block,) = result["content"]  # type: ignore[misc]  # a CallToolResult's content list
     return str(block["text"])
-
-
-def accept(**content: object) -> JsonObject:
-    return {"action": "accept", "content": dict(content)}
 
 
 class Runs:
@@ -484,8 +421,8 @@ async def test_a_call_not_yet_a_task_fails_when_the_runner_stops(
 
         nursery.start_soon(call)
         await trio.sleep(1)
-    assert answers == [
-        {"error": {"code": -32603, "message": "the server stopped before the call finished"}}
+    assert [answer["error"] for answer in answers] == [
+        {"code": -32603, "message": "the server stopped before the call finished"}
     ]
     assert server._tasks_ext.statistics().kept == 0
 
