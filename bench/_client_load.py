@@ -416,9 +416,18 @@ def raw_connect(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_trio(job: dict[str, Any]) -> dict[str, Any]:
+    jobs = {"throughput": trimcp_throughput, "connect": trimcp_connect}
+    return run_cancellable(jobs[job["kind"]], job)
+
+
+def run_cancellable(
+    run: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]], job: dict[str, Any]
+) -> dict[str, Any]:
+    """``trio.run(run, job)``, cancelled by SIGTERM (the parent stops a worker past its time)."""
     import trio
 
     async def main() -> dict[str, Any]:
+        result: dict[str, Any] = {}
         async with trio.open_nursery() as nursery:
 
             async def watch() -> None:
@@ -427,12 +436,29 @@ def run_trio(job: dict[str, Any]) -> dict[str, Any]:
                         nursery.cancel_scope.cancel()
 
             nursery.start_soon(watch)
-            jobs = {"throughput": trimcp_throughput, "connect": trimcp_connect}
-            result = await jobs[job["kind"]](job)
+            result = await run(job)
             nursery.cancel_scope.cancel()
         return result
 
     return trio.run(main)
+
+
+def job_main(
+    run: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]], *, hard_exit: bool = False
+) -> None:
+    """A load worker's entry: the job is JSON in ``argv[1]``, the answer one JSON line.
+
+    Any failure is answered as ``{"error": ...}`` (the parent reports it as a row error).
+    ``hard_exit``: leave at once once answered, without waiting for stray threads.
+    """
+    job = json.loads(sys.argv[1])
+    try:
+        answer = run_cancellable(run, job)
+    except Exception as exc:  # noqa: BLE001  (reported to the parent as a row error)
+        answer = {"error": "; ".join(describe(exc))[:2000]}
+    print(json.dumps(answer), flush=True)
+    if hard_exit:
+        os._exit(0)
 
 
 def run_anyio(job: dict[str, Any]) -> dict[str, Any]:

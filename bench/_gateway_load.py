@@ -27,9 +27,7 @@ failure. On SIGTERM the job is cancelled and a launched server stopped on the wa
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import statistics
 import sys
 import time
@@ -39,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 # Run with -P (bench/http.py would shadow the stdlib's http): bench/ goes last on the path,
 # for the helpers shared with bench/client.py's worker.
 sys.path.append(str(Path(__file__).resolve().parent))
-from _client_load import LoadError, cpu_of, cpu_self, describe
+from _client_load import LoadError, cpu_of, cpu_self, job_main
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -206,29 +204,7 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    import trio
-
-    job = json.loads(sys.argv[1])
-
-    async def guarded() -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        async with trio.open_nursery() as nursery:
-
-            async def watch_signals() -> None:
-                with trio.open_signal_receiver(signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        nursery.cancel_scope.cancel()
-
-            nursery.start_soon(watch_signals)
-            result = await run(job)
-            nursery.cancel_scope.cancel()
-        return result
-
-    try:
-        answer = trio.run(guarded)
-    except Exception as exc:  # noqa: BLE001  (reported to the parent as a row error)
-        answer = {"error": "; ".join(describe(exc))[:2000]}
-    print(json.dumps(answer), flush=True)
+    job_main(run)
 
 
 if __name__ == "__main__":

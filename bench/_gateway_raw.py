@@ -27,8 +27,6 @@ the timed part (the handshake and ``tools/list``).
 from __future__ import annotations
 
 import json
-import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -40,7 +38,7 @@ import orjson
 import trio
 
 sys.path.append(str(Path(__file__).resolve().parent))
-from _client_load import cpu_of, cpu_self, describe
+from _client_load import cpu_of, cpu_self, job_main
 from _gateway_load import LIST_WAIT, find_upstream, pick_tool
 from _http_load import Connection, LoadError, initialize, messages_of, request_head
 
@@ -294,28 +292,7 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    job = json.loads(sys.argv[1])
-
-    async def guarded() -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        async with trio.open_nursery() as nursery:
-
-            async def on_sigterm() -> None:
-                with trio.open_signal_receiver(signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        nursery.cancel_scope.cancel()
-
-            nursery.start_soon(on_sigterm)
-            result = await run(job)
-            nursery.cancel_scope.cancel()
-        return result
-
-    try:
-        answer = trio.run(guarded)
-    except Exception as exc:  # noqa: BLE001  (reported to the parent as a row error)
-        answer = {"error": "; ".join(describe(exc))[:2000]}
-    print(json.dumps(answer), flush=True)
-    os._exit(0)  # nothing left to flush; do not wait for stray threads
+    job_main(run, hard_exit=True)
 
 
 if __name__ == "__main__":
