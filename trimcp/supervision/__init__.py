@@ -7,6 +7,8 @@ each within its ``shutdown`` budget. ``open_application`` / ``run_application`` 
 supervisor from a ``SysConfig``, embedded in a trio program or as the daemon. A ``Drain``
 (``_drain.py``) is the graceful stop's first phase: no new work, what is in flight finishes;
 ``run_until_stopped`` gives a server run without the daemon the same SIGTERM behaviour.
+``describe_tree`` looks inside a running tree (``_describe.py``): each supervisor's children,
+their states, restarts, last exits and mailboxes, bounded and with a timeout.
 
 Not here: anything about MCP. The pure decisions live in ``_strategy.py`` and
 ``_intensity.py``; ``_supervisor.py`` carries them out.
@@ -21,11 +23,20 @@ from ._api import supervisor_spec as supervisor_spec
 from ._api import terminate_child as terminate_child
 from ._api import which_children as which_children
 from ._application import Application as Application
+from ._application import Reloaded as Reloaded
+from ._application import current_application as current_application
 from ._application import open_application as open_application
 from ._application import run_application as run_application
 from ._child_spec import BRUTAL_KILL as BRUTAL_KILL
 from ._child_spec import ChildOptions as ChildOptions
 from ._child_spec import ChildSpec as ChildSpec
+from ._describe import ChildSnapshot as ChildSnapshot
+from ._describe import ExitRecord as ExitRecord
+from ._describe import SupervisorSnapshot as SupervisorSnapshot
+from ._describe import TreeNode as TreeNode
+from ._describe import describe_supervisor as describe_supervisor
+from ._describe import describe_tree as describe_tree
+from ._describe import exit_words as exit_words
 from ._drain import DRAIN as DRAIN
 from ._drain import DRAINABLE_PHASES as DRAINABLE_PHASES
 from ._drain import DRAINING as DRAINING
@@ -51,16 +62,25 @@ __all__ = [
     "ChildCounts",
     "ChildInfo",
     "ChildOptions",
+    "ChildSnapshot",
     "ChildSpec",
     "Drain",
     "Drainable",
+    "ExitRecord",
+    "Reloaded",
     "Supervisor",
     "SupervisorFlags",
+    "SupervisorSnapshot",
+    "TreeNode",
     "add_restart",
     "affected_children",
     "count_children",
+    "current_application",
     "current_drain",
     "delete_child",
+    "describe_supervisor",
+    "describe_tree",
+    "exit_words",
     "open_application",
     "open_drain",
     "open_supervisor",

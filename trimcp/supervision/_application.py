@@ -13,21 +13,31 @@ to ``application.stop_timeout``; what is still running then is cancelled and ans
 error; then the ordered stop, which is itself killed if it has not finished after another
 ``application.stop_timeout``.
 
+``Application.reload`` is SIGHUP's work as a method: re-read the configuration with the
+``reload_config`` given to ``run_application``, hand it to ``on_reload``, and say what
+happened (``Reloaded``) or raise the ``ConfigError`` (the running configuration is kept).
+A SIGHUP and an admin app's ``POST /reload`` both call it, one at a time. A child finds the
+application it runs in with ``current_application()`` (set before the root supervisor
+starts its children, filled in once it has: ask at the time of use, not at start).
+
 The children are whatever the caller passes; later layers (listeners, session manager) add
 theirs when they build the daemon. This module knows nothing of MCP.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import os
 import signal
+import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, final
 
 import trio
 
-from trimcp.actors import SHUTDOWN, ActorRef, ExitReason
+from trimcp.actors import OPERATION, SHUTDOWN, ActorRef, ExitReason
 from trimcp.config import SysConfig
 from trimcp.errors import ConfigError
 
@@ -43,13 +53,82 @@ logger = logging.getLogger(__name__)
 
 
 @final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reloaded:
+    """What ``Application.reload`` did.
+
+    Attributes:
+        previous: the configuration that ran before.
+        config: the configuration now in force.
+        applied: what ``on_reload`` returned (None without one).
+    """
+
+    previous: SysConfig
+    config: SysConfig
+    applied: object = None
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The files the new configuration was read from."""
+        return tuple(self.config.sources)
+
+
+@final
 @dataclass(slots=True, eq=False)
 class Application:
-    """A running application: its root supervisor, the configuration it runs with, its drain."""
+    """A running application: its root supervisor, the configuration it runs with, its drain.
+
+    Attributes:
+        supervisor: the root supervisor.
+        config: the configuration in force (replaced by ``reload``).
+        drain: the graceful stop's first phase.
+        started_with: the configuration it started with (what start-only tables run with).
+        started_at: when it started, seconds since the epoch.
+        pid: the process it runs in.
+        reload_config, on_reload: what ``reload`` uses (``run_application``'s).
+    """
 
     supervisor: ActorRef
     config: SysConfig
     drain: Drain = field(default_factory=Drain)
+    started_with: SysConfig | None = None
+    started_at: float = field(default_factory=time.time)
+    pid: int = field(default_factory=os.getpid)
+    reload_config: Callable[[], SysConfig] | None = None
+    on_reload: Callable[[Application, SysConfig], Awaitable[object]] | None = None
+    _reloading: trio.Lock = field(default_factory=trio.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.started_with is None:
+            self.started_with = self.config
+
+    @property
+    def state(self) -> str:
+        """``running``; ``stopping`` once a stop or drain began; ``stopped`` once it exited."""
+        if not self.supervisor.alive:
+            return "stopped"
+        if self.drain.draining or self.supervisor.statistics().phase != OPERATION.name:
+            return "stopping"
+        return "running"
+
+    async def reload(self) -> Reloaded:
+        """Do what SIGHUP does (module docstring); one reload at a time.
+
+        Raises:
+            ConfigError: the new configuration is invalid, or there is nothing to reload
+                from (no ``reload_config``); the running configuration is kept.
+        """
+        async with self._reloading:
+            if self.reload_config is None:
+                raise ConfigError(
+                    f"{self.name} was started without a configuration source to reload from"
+                )
+            new_config = self.reload_config()
+            previous, self.config = self.config, new_config
+            applied = None
+            if self.on_reload is not None:
+                applied = await self.on_reload(self, new_config)
+            return Reloaded(previous=previous, config=new_config, applied=applied)
 
     @property
     def name(self) -> str:
@@ -81,21 +160,50 @@ class Application:
 
 @asynccontextmanager
 async def open_application(
-    config: SysConfig | None = None, *, children: Sequence[ChildSpec] = ()
+    config: SysConfig | None = None,
+    *,
+    children: Sequence[ChildSpec] = (),
+    reload_config: Callable[[], SysConfig] | None = None,
+    on_reload: Callable[[Application, SysConfig], Awaitable[object]] | None = None,
 ) -> AsyncIterator[Application]:
     """Run the application's root supervisor (one_for_one) for the duration of the block.
 
     The root supervisor is registered under ``application.name`` and uses the restart
     intensity of ``[supervision]``. No signal handlers are installed. If the root supervisor
     gives up, the block is cancelled and ``RestartIntensityExceeded`` is raised. The
-    application's ``Drain`` is current for the children (``current_drain``).
+    application's ``Drain`` is current for the children (``current_drain``), and so is the
+    application itself once it has started (``current_application``). ``reload_config`` and
+    ``on_reload`` are what ``Application.reload`` uses.
     """
     config = config or SysConfig()
     drain = Drain()
-    with open_drain(drain):
-        async with _open_root(config, children) as root:
-            yield Application(root, config, drain)
+    slot: list[Application] = []
+    token = _current.set(slot)
+    try:
+        with open_drain(drain):
+            async with _open_root(config, children) as root:
+                app = Application(
+                    root, config, drain, reload_config=reload_config, on_reload=on_reload
+                )
+                slot.append(app)
+                yield app
+    finally:
+        _current.reset(token)
     logger.info("application %s stopped", config.application.name)
+
+
+#: The application whose children run in this context (a one-item list once it started).
+_current: contextvars.ContextVar[list[Application]] = contextvars.ContextVar("trimcp_application")
+
+
+def current_application() -> Application | None:
+    """The application this task runs under, once its root supervisor has started; else None.
+
+    A child of the root supervisor starts before the application exists: it asks when it
+    needs it (e.g. per request), not while starting.
+    """
+    slot = _current.get(None)
+    return slot[0] if slot else None
 
 
 @asynccontextmanager
@@ -121,7 +229,7 @@ async def run_application(
     *,
     children: Sequence[ChildSpec] = (),
     reload_config: Callable[[], SysConfig] | None = None,
-    on_reload: Callable[[Application, SysConfig], Awaitable[None]] | None = None,
+    on_reload: Callable[[Application, SysConfig], Awaitable[object]] | None = None,
 ) -> None:
     """Run the application until SIGTERM/SIGINT, as the daemon does.
 
@@ -133,24 +241,24 @@ async def run_application(
     """
     signals = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     with trio.open_signal_receiver(*signals) as received:
-        async with open_application(config, children=children) as app, trio.open_nursery() as n:
-            n.start_soon(_handle_signals, app, received, reload_config, on_reload)
+        async with (
+            open_application(
+                config, children=children, reload_config=reload_config, on_reload=on_reload
+            ) as app,
+            trio.open_nursery() as n,
+        ):
+            n.start_soon(_handle_signals, app, received)
             await app.wait_stopped()
             n.cancel_scope.cancel()
 
 
-async def _handle_signals(
-    app: Application,
-    received: AsyncIterator[int],
-    reload_config: Callable[[], SysConfig] | None,
-    on_reload: Callable[[Application, SysConfig], Awaitable[None]] | None,
-) -> None:
+async def _handle_signals(app: Application, received: AsyncIterator[int]) -> None:
     stopping = False
     async with trio.open_nursery() as nursery:
         async for signum in received:
             name = signal.Signals(signum).name
             if signum == signal.SIGHUP:
-                await _reload(app, reload_config, on_reload)
+                await _reload(app)
             elif not stopping:
                 stopping = True
                 timeout = app.config.application.stop_timeout
@@ -168,22 +276,13 @@ async def _stop_gracefully(app: Application, timeout: float) -> None:
     app.kill()
 
 
-async def _reload(
-    app: Application,
-    reload_config: Callable[[], SysConfig] | None,
-    on_reload: Callable[[Application, SysConfig], Awaitable[None]] | None,
-) -> None:
-    if reload_config is None:
+async def _reload(app: Application) -> None:
+    if app.reload_config is None:
         logger.info("SIGHUP received: no configuration source to reload from")
         return
     try:
-        new_config = reload_config()
+        reloaded = await app.reload()
     except ConfigError as exc:
         logger.error("SIGHUP: the new configuration is invalid; keeping the running one\n%s", exc)
         return
-    app.config = new_config
-    if on_reload is not None:
-        await on_reload(app, new_config)
-    logger.info(
-        "SIGHUP: configuration reloaded from %s", ", ".join(new_config.sources) or "defaults"
-    )
+    logger.info("SIGHUP: configuration reloaded from %s", ", ".join(reloaded.sources) or "defaults")

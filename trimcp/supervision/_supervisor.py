@@ -57,6 +57,7 @@ from trimcp.errors import (
 )
 
 from ._child_spec import BRUTAL_KILL, ChildSpec, _run_actor
+from ._describe import ChildSnapshot, ChildState, ExitRecord, SupervisorSnapshot, _Describe
 from ._intensity import add_restart
 from ._strategy import (
     AUTO_SHUTDOWNS,
@@ -112,6 +113,9 @@ class _Child:
     # a supervisor of many idle children (sessions) would otherwise hold an event per child.
     exited: trio.Event | None = None
     reason: ExitReason | None = None
+    # For ``describe_tree``: restarts of this child so far, and how and when it last exited.
+    restarts: int = 0
+    last_exit: ExitRecord | None = None
 
 
 # --- messages --------------------------------------------------------------------------------
@@ -250,6 +254,8 @@ class Supervisor(Actor):
 
     async def handle_call(self, message: object, reply_to: ReplyTo) -> object:
         """Serve the dynamic-children API; errors go to the caller, not into a crash."""
+        if isinstance(message, _Describe):
+            return self._snapshot(message.max_children)
         try:
             return await self._serve_call(message)
         except RestartIntensityExceeded:
@@ -331,6 +337,7 @@ class Supervisor(Actor):
             if child.generation == generation:
                 child.running = False
                 child.reason = reason
+                child.last_exit = ExitRecord.of(reason)
                 if child.exited is not None:
                     child.exited.set()
         if flag.done and child.generation == generation and not child.stopping:
@@ -449,6 +456,7 @@ class Supervisor(Actor):
             started: list[_Child] = []
             try:
                 for child in to_start:
+                    child.restarts += 1
                     await self._start(child)
                     started.append(child)
             except StartFailed as exc:
@@ -533,6 +541,20 @@ class Supervisor(Actor):
             raise
         return _info(child)
 
+    def _snapshot(self, max_children: int) -> SupervisorSnapshot:
+        """What ``describe_supervisor`` answers: read here, in the supervisor's own task."""
+        threshold = trio.current_time() - self._period
+        listed = itertools.islice(self._children.values(), max_children)
+        return SupervisorSnapshot(
+            name=self.name,
+            strategy=self._strategy,
+            intensity=self._intensity,
+            period=float(self._period),
+            restarts=sum(1 for t in self._restarts if t >= threshold),
+            children=tuple(_child_snapshot(child) for child in listed),
+            children_total=len(self._children),
+        )
+
     def _find(self, child_id: str) -> _Child:
         child = self._children.get(child_id)
         if child is None:
@@ -602,6 +624,28 @@ async def _wait_exited(child: _Child) -> None:
 def _info(child: _Child) -> ChildInfo:
     spec = child.spec
     return ChildInfo(spec.id, child.value, child.running, spec.restart, spec.kind)
+
+
+def _child_snapshot(child: _Child) -> ChildSnapshot:
+    spec = child.spec
+    state: ChildState
+    if child.running:
+        state = "running"
+    elif child.stopping or not restart_wanted(spec.restart, (child.reason or NORMAL).abnormal):
+        state = "stopped"
+    else:
+        # Exited, and its supervisor has yet to act on the exit (or is doing so now).
+        state = "restarting"
+    value = child.value
+    return ChildSnapshot(
+        id=spec.id,
+        kind=spec.kind,
+        restart=spec.restart,
+        state=state,
+        restarts=child.restarts,
+        last_exit=child.last_exit,
+        ref=value if isinstance(value, ActorRef) else None,
+    )
 
 
 def _counts(children: Iterable[_Child]) -> ChildCounts:
