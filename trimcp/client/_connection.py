@@ -53,6 +53,7 @@ from ._status import (
     permanent,
     wall_clock,
 )
+from .process import ProcessWatch, watch_processes
 
 if TYPE_CHECKING:
     from trimcp.config.mcp_servers import ServerConfig
@@ -171,6 +172,8 @@ class Connection(Actor):
         # Why it gave up, while ``failed``; and the exit behind the last error, if any.
         self._failure: str | None = None
         self._exit = ExitFacts()
+        # Which server process the connection runs now (stdio servers only).
+        self._process = ProcessWatch()
 
     @property
     def server(self) -> str:
@@ -247,27 +250,33 @@ class Connection(Actor):
         self._attempts += 1
         self._set_state("connecting")
         try:
-            async with self._connector(self._config, self._list_changed) as upstream:
-                self._catalog = await read_catalog(upstream)
-                self._upstream = upstream
-                self._since = trio.current_time()
-                self._set_state("connected")
-                # The log's last word on a server that was down must be that it is up again.
-                logger.info(
-                    "MCP server %r connected (attempt %d): %d tools, %d resources, %d prompts",
-                    self.server,
-                    self._attempts,
-                    len(self._catalog.tools),
-                    len(self._catalog.resources),
-                    len(self._catalog.prompts),
-                )
-                self._settle()
-                reason = await upstream.wait_closed()
-                return reason or ConnectionError(f"the connection to {self.server!r} closed")
+            with watch_processes(self._process):
+                return await self._serve_once()
         except Exception as exc:  # noqa: BLE001  (every failure is a reason to reconnect)
             return exc
         finally:
             self._upstream = None
+            self._process.clear()
+
+    async def _serve_once(self) -> BaseException:
+        """Connect, read the catalog, wait for the end; return why it ended."""
+        async with self._connector(self._config, self._list_changed) as upstream:
+            self._catalog = await read_catalog(upstream)
+            self._upstream = upstream
+            self._since = trio.current_time()
+            self._set_state("connected")
+            # The log's last word on a server that was down must be that it is up again.
+            logger.info(
+                "MCP server %r connected (attempt %d): %d tools, %d resources, %d prompts",
+                self.server,
+                self._attempts,
+                len(self._catalog.tools),
+                len(self._catalog.resources),
+                len(self._catalog.prompts),
+            )
+            self._settle()
+            reason = await upstream.wait_closed()
+            return reason or ConnectionError(f"the connection to {self.server!r} closed")
 
     def _went_down(self, error: BaseException) -> None:
         now = trio.current_time()
@@ -370,6 +379,7 @@ class Connection(Actor):
         return ConnectionStatus(
             name=self.server,
             state=self._state,
+            pid=self._process.pid,
             restarts=self._restarts,
             tools=len(catalog.tools),
             resources=len(catalog.resources),

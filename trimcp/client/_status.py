@@ -55,6 +55,8 @@ class ConnectionStatus:
     Attributes:
         name: the configured server name.
         state: see the module docstring.
+        pid: the process id of the server's process while one runs (stdio servers), else
+            None.
         restarts: reconnects after a failure since the last manual connect.
         tools: tools offered now (0 while not connected).
         resources: resources offered now.
@@ -76,6 +78,7 @@ class ConnectionStatus:
 
     name: str
     state: ConnectionState
+    pid: int | None = None
     restarts: int = 0
     tools: int = 0
     resources: int = 0
@@ -125,6 +128,7 @@ class ConnectionStatus:
         return {
             "name": self.name,
             "state": self.state,
+            "pid": self.pid,
             "restarts": self.restarts,
             "attempt": self.attempt,
             "tools": self.tools,

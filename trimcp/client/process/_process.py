@@ -37,6 +37,7 @@ from ._exit import ExitFacts, Phase, Pipe, exit_error
 from ._launch import Launch, ProcessSpec, prepare_launch, spawn
 from ._stderr import StderrTail, drain_stderr
 from ._stop import signal_leftovers, stop_process_tree
+from ._watch import current_watch
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping, Sequence
@@ -323,6 +324,9 @@ async def open_server_process(
     launch = prepare_launch(spec, environ)
     process = await spawn(launch)
     server = ServerProcess(process, launch, spec)
+    watch = current_watch()
+    if watch is not None:
+        watch.launched(server)
     logger.info(
         "server %s started: pid %d, %s",
         spec.name,
