@@ -20,11 +20,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import socket
 import sys
+from pathlib import Path
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
+
+# Appended, not prepended: the benches run servers with -P (no script folder on sys.path).
+sys.path.append(str(Path(__file__).resolve().parent))
+from _uvicorn import serve_until_stdin_closes
 
 server = MCPServer("sdk-modern-bench", version="1.0", log_level="WARNING")
 
@@ -35,30 +38,9 @@ def echo(text: str) -> str:
     return text
 
 
-async def stop_when_stdin_closes(uv_server: uvicorn.Server) -> None:
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.buffer.read)
-    uv_server.should_exit = True
-
-
 async def main(port: int) -> None:
     app = server.streamable_http_app(json_response=True, host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    uv_server = uvicorn.Server(config)
-    # IPPROTO_TCP explicitly (see sdk_http_server.py): asyncio sets TCP_NODELAY only on
-    # sockets whose proto says TCP; without it a two-part response waits for a delayed ACK.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    serving = asyncio.create_task(uv_server.serve(sockets=[sock]))
-    while not uv_server.started:
-        if serving.done():
-            serving.result()  # raises why it stopped
-            return
-        await asyncio.sleep(0.01)
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    stopper = asyncio.create_task(stop_when_stdin_closes(uv_server))
-    await serving
-    stopper.cancel()
+    await serve_until_stdin_closes(app, port)
 
 
 if __name__ == "__main__":

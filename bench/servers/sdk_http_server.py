@@ -24,15 +24,17 @@ import asyncio
 import gc
 import json
 import logging
-import socket
 import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-import uvicorn
 from mcp.server.lowlevel import Server
+
+# Appended, not prepended: the benches run servers with -P (no script folder on sys.path).
+sys.path.append(str(Path(__file__).resolve().parent))
+from _uvicorn import serve_until_stdin_closes
 
 TEXT_SCHEMA = {
     "type": "object",
@@ -99,31 +101,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
 server = Server("sdk-http-bench", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def stop_when_stdin_closes(uv_server: uvicorn.Server) -> None:
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.buffer.read)
-    uv_server.should_exit = True
-
-
 async def main(port: int, json_response: bool) -> None:
     app = server.streamable_http_app(json_response=json_response, host="127.0.0.1")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    uv_server = uvicorn.Server(config)
-    # IPPROTO_TCP explicitly, as asyncio's own create_server gets it from getaddrinfo:
-    # asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it every
-    # response written in two parts waits ~40 ms for a delayed ACK (Nagle).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    serving = asyncio.create_task(uv_server.serve(sockets=[sock]))
-    while not uv_server.started:
-        if serving.done():
-            serving.result()  # raises why it stopped
-            return
-        await asyncio.sleep(0.01)
-    print(f"PORT {sock.getsockname()[1]}", flush=True)
-    stopper = asyncio.create_task(stop_when_stdin_closes(uv_server))
-    await serving
-    stopper.cancel()
+    await serve_until_stdin_closes(app, port)
 
 
 if __name__ == "__main__":
