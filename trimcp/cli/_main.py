@@ -19,6 +19,9 @@
                                        what a server offers; a host's config entry for it
     trimcp login SERVER | logout SERVER
                                        OAuth sign-in for a configured server (``_login.py``)
+    trimcp status [--json | --watch [SECONDS]] | reload | restart UPSTREAM
+                                       the running daemon, through its admin app
+                                       (``_admin_commands.py``)
 
 Two kinds of file, one per family of commands: ``serve``, ``skills`` and ``config show``
 read a sys_config.toml (``--config PATH``, or ``config``'s PATH), which defaults to
@@ -59,6 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trimcp._logging import configure_logging
+from trimcp.cli._admin_commands import add_commands as add_admin_commands
 from trimcp.cli._host import add_host_commands, check_client_config
 from trimcp.cli._inspect import add_command as add_inspect_command
 from trimcp.cli._install import add_command as add_install_command
@@ -180,6 +184,7 @@ def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Collection[str]]
     add_install_command(commands)
     add_inspect_command(commands)
     add_login_commands(commands)
+    add_admin_commands(commands)
     return parser, {"": list(commands.choices), "config": list(config_commands.choices)}
 
 
