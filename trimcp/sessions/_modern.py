@@ -25,6 +25,7 @@ broadcast notifications, and background work that outlives the request.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, Protocol, final
@@ -33,8 +34,10 @@ import trio
 
 from trimcp.errors import JsonRpcError, LocalProtocolError
 from trimcp.protocol import ErrorResponse, ServerConnection, encode_message, error_object_for
+from trimcp.telemetry import SLOT, Peer, result_outcome
 
 from ._context import LOG_LEVELS, RequestContext
+from ._inline import run_inline
 from ._options import SessionOptions, server_options
 
 if TYPE_CHECKING:
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 
     from trimcp.auth import Identity
     from trimcp.protocol import JsonObject, JsonValue, Request, RequestId, RequestMeta
+    from trimcp.telemetry import Observer, RequestProbe
 
     from ._handler import RequestHandler
     from ._port import ProgressCallback
@@ -55,6 +59,11 @@ logger = logging.getLogger(__name__)
 _SERVING: Final[ContextVar[ModernRequest | None]] = ContextVar(
     "trimcp_modern_request", default=None
 )
+
+
+# Where a request made without a lane comes from: the HTTP endpoint is the one place that
+# does (a lane passes its session's peer).
+_HTTP: Final = Peer("http")
 
 
 def serving_request() -> ModernRequest | None:
@@ -81,6 +90,8 @@ class ModernRequest:
     __slots__ = (
         "_handler",
         "_identity",
+        "_peer",
+        "_probe",
         "_request",
         "_scope",
         "_sink",
@@ -100,6 +111,7 @@ class ModernRequest:
         *,
         identity: Identity | None = None,
         options: SessionOptions | None = None,
+        peer: Peer = _HTTP,
     ) -> None:
         chosen = options or SessionOptions()
         self.connection = ServerConnection.for_request(
@@ -115,6 +127,9 @@ class ModernRequest:
         self._request = request
         self._sink = sink
         self._identity = identity
+        self._peer = peer
+        # Sees the request through while telemetry is on (``_observed``).
+        self._probe: RequestProbe | None = None
         #: The JSON-RPC error code ``run`` answered with; None for a result.
         self.error_code: int | None = None
         #: True once ``abandon`` gave up on the request.
@@ -138,13 +153,42 @@ class ModernRequest:
         serving = _SERVING.set(self)
         try:
             with self._scope:
-                answer = await self._answer(request, context)
+                observer = SLOT.observer
+                if observer is None:
+                    answer = await self._answer(request, context)
+                else:
+                    answer = await self._observed(observer, request, context)
         finally:
             _SERVING.reset(serving)
         if self.abandoned:  # even if the handler finished before it saw the cancellation
             logger.debug("%s %r: abandoned; no answer is sent", request.method, request.id)
             return None
         return answer
+
+    async def _observed(
+        self, observer: Observer, request: Request, context: RequestContext
+    ) -> bytes:
+        """``_answer`` seen by telemetry: the handler runs in a context of its own.
+
+        The probe enters a copy of the context (the request's span and log fields are its
+        handler's, never the transport task's, which serves other requests after this one);
+        the copy is driven inline, so this costs no task.
+        """
+        meta = self.meta
+        probe = self._probe = observer.server_request(
+            request.method,
+            request.id,
+            request.params,
+            self._peer,
+            None if meta is None else meta.protocol_version,
+        )
+        run_context = contextvars.copy_context()
+        run_context.run(probe.enter)
+        try:
+            return await run_inline(self._answer(request, context), run_context, _nothing)
+        except BaseException:  # cancelled or abandoned: recorded, never swallowed
+            probe.finish("cancelled")
+            raise
 
     async def _answer(self, request: Request, context: RequestContext) -> bytes:
         try:
@@ -158,7 +202,12 @@ class ModernRequest:
                     exc_info=exc,
                     extra={"method": request.method},
                 )
-            return self._error(request.id, exc, tracked=True)
+            answer = self._error(request.id, exc, tracked=True)
+            if self._probe is not None:
+                self._probe.finish("error", self.error_code)
+            return answer
+        if self._probe is not None:
+            self._probe.finish(result_outcome(request.method, result))
         if "resultType" not in result:
             # Every result carries it from 2026-07-28 on (Basic > ResultType).
             result = {**result, "resultType": "complete"}
@@ -278,3 +327,7 @@ class ModernRequest:
         """
         self.abandoned = True
         self._scope.cancel()
+
+
+def _nothing() -> None:
+    """What ``run_inline`` does when a modern request's handler first waits: nothing."""

@@ -41,6 +41,7 @@ from trimcp.protocol import (
     error_object_for,
     read_request_meta,
 )
+from trimcp.telemetry import Peer
 
 from ._modern import ModernRequest
 
@@ -80,6 +81,11 @@ class LaneHost(Protocol):
         """A modern request finished (the session's drain may be over)."""
         ...
 
+    @property
+    def peer(self) -> Peer:
+        """Where the client is, as telemetry reports it."""
+        ...
+
 
 @final
 class _StreamSink:
@@ -101,7 +107,7 @@ class _StreamSink:
 class ModernLane:
     """The modern requests of one session's stream (see the module docstring)."""
 
-    __slots__ = ("_handler", "_host", "_in_flight", "_options", "_sink", "served")
+    __slots__ = ("_handler", "_host", "_in_flight", "_options", "_peer", "_sink", "served")
 
     def __init__(self, handler: RequestHandler, options: SessionOptions, host: LaneHost) -> None:
         self._handler = handler
@@ -112,6 +118,9 @@ class ModernLane:
         self._in_flight: dict[RequestId, tuple[trio.CancelScope, bool]] = {}
         #: True once a 2026-07-28 request was taken: the client need never initialize.
         self.served = False
+        # The host's peer without its session id (a modern request is in no session); made
+        # on first use, once the host's peer is known.
+        self._peer: Peer | None = None
 
     @property
     def in_flight(self) -> int:
@@ -146,7 +155,12 @@ class ModernLane:
         scope = trio.CancelScope()
         self._in_flight[request_id] = (scope, method == "subscriptions/listen")
         self.served = True
-        modern = ModernRequest(self._handler, request, meta, self._sink, options=self._options)
+        peer = self._peer
+        if peer is None:
+            peer = self._peer = Peer(self._host.peer.transport)
+        modern = ModernRequest(
+            self._handler, request, meta, self._sink, options=self._options, peer=peer
+        )
         self._host.start_soon(self._serve, request, modern, scope)
         return True
 

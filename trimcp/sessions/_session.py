@@ -84,7 +84,15 @@ from trimcp.protocol import (
     error_object_for,
 )
 from trimcp.supervision import DRAIN, DRAINABLE_PHASES, DRAINING, current_drain
-from trimcp.transports import PendingAnswer, PushedInput, RequestStreamControl
+from trimcp.telemetry import SLOT, Peer, result_outcome
+from trimcp.transports import (
+    AsgiWebSocketStream,
+    PendingAnswer,
+    PushedInput,
+    RequestStreamControl,
+    StdioStream,
+    WebSocketStream,
+)
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle, identity_of
 from ._inline import run_inline
@@ -101,6 +109,7 @@ if TYPE_CHECKING:
     from trimcp.auth import Identity
     from trimcp.protocol import Event, JsonObject, JsonValue, Request, RequestId, RequestMeta
     from trimcp.supervision import Drain
+    from trimcp.telemetry import RequestProbe, SessionProbe, Transport
     from trimcp.transports import MessageStream, Routed
 
     from ._handler import RequestHandler
@@ -164,12 +173,28 @@ class _Reading:
         self.request: RequestId | None = None
 
 
+def transport_of(stream: MessageStream) -> Transport | None:
+    """Name the transport ``stream`` moves messages over (telemetry's ``network.transport``).
+
+    None for a stream of unknown kind (an in-memory pair, a test's wrapper).
+    """
+    if isinstance(stream, StdioStream):
+        return "stdio"
+    if isinstance(stream, WebSocketStream | AsgiWebSocketStream):
+        return "websocket"
+    if isinstance(stream, PushedInput):  # Streamable HTTP: one POST body at a time
+        return "http"
+    return None
+
+
 class Session(Actor):
     """One client session (see the module docstring)."""
 
     mailbox_size = 64
     #: What a per-request (2026-07-28) request said in ``_meta``; sessions have none.
     meta: RequestMeta | None = None
+    #: Where the client is, as telemetry reports it (set in ``init``, once the name is known).
+    peer: Peer = Peer()
     phase_table = DRAINABLE_PHASES
 
     def __init__(
@@ -217,12 +242,18 @@ class Session(Actor):
         self._lane: ModernLane | None = None
         if not isinstance(stream, PushedInput):
             self._lane = ModernLane(handler, self._options, self)
+        # Sees the session from ``init`` to ``terminate`` when telemetry is on.
+        self._observed: SessionProbe | None = None
 
     # --- lifecycle ----------------------------------------------------------------------
 
     async def init(self) -> None:
         """Start reading (or take pushed input) and the initialization timer."""
         stream = self._stream
+        self.peer = Peer(transport_of(stream), self.name)
+        observer = SLOT.observer
+        if observer is not None:
+            self._observed = observer.server_session(self.peer)
         if isinstance(stream, PushedInput):
             stream.attach_input(self)
         else:
@@ -245,6 +276,9 @@ class Session(Actor):
         may be left waiting for an answer that cannot come); their tasks end with the actor.
         """
         self._handler.session_closed(SessionHandle(self))
+        if self._observed is not None:
+            failed = None if reason.kind in ("normal", "shutdown") else reason.kind
+            self._observed.end(self.connection.negotiated_version, failed)
         if self._lane is not None:
             self._lane.cancel_all()
         if self._app_drain is not None:
@@ -562,7 +596,9 @@ class Session(Actor):
 
     # --- running requests ---------------------------------------------------------------
 
-    async def _run_request(self, event: RequestReceived, role: _Reading) -> None:
+    async def _run_request(  # noqa: C901, PLR0912  # the telemetry hooks inline: no call when off
+        self, event: RequestReceived, role: _Reading
+    ) -> None:
         """Run the handler in the reader's task; answer inline or as the adopted request.
 
         The client's cancellation of an adopted request ends this by ``Cancelled``, which
@@ -577,22 +613,44 @@ class Session(Actor):
             return
         context = RequestContext(self, request.id, event.progress_token)
         coro = self._handler.handle_request(request, context)
+        # A copy of the context, as a task of its own would get: a handler's context
+        # variables must not leak into the reader and the requests after it.
+        run_context = contextvars.copy_context()
+        observer = SLOT.observer
+        probe: RequestProbe | None = None
+        if observer is not None:
+            probe = observer.server_request(
+                request.method,
+                request.id,
+                request.params,
+                self.peer,
+                self.connection.negotiated_version,
+            )
+            # The request's span and log fields are its handler's context (and so its own
+            # requests', a gateway's forwarding included), not the reader's.
+            run_context.run(probe.enter)
         failure: Exception | None = None
         try:
-            # A copy of the context, as a task of its own would get: a handler's context
-            # variables must not leak into the reader and the requests after it.
-            result = await run_inline(
-                coro, contextvars.copy_context(), self._hand_over, role, request.id
-            )
+            result = await run_inline(coro, run_context, self._hand_over, role, request.id)
         except Exception as exc:  # noqa: BLE001  (answered below, as an error object)
             failure = exc
+        except BaseException:  # cancelled: recorded, never swallowed
+            if probe is not None:
+                probe.finish("cancelled")
+            raise
         requests = self._requests
         if role.request is not None and (requests is None or request.id not in requests):
+            if probe is not None:
+                probe.finish("cancelled")
             return  # answered already: cancelled by a stop (abort_in_flight)
         if failure is None:
             data = self._encode_result(request.id, request.method, result)
+            if probe is not None:
+                probe.finish(result_outcome(request.method, result))
         else:
             data = self._encode_failure(request, failure)
+            if probe is not None:
+                probe.finish("error", error_object_for(failure).code)
         if role.request is None:  # answered inline: leaves with the reader's batch
             await self._answer_inline(data, request.id)
             return

@@ -17,6 +17,8 @@ Below the sessions and the client, which call it; it imports only ``trimcp.error
 ``trimcp.config`` and ``trimcp.protocol``, and ``opentelemetry`` only when asked to.
 """
 
+from typing import TYPE_CHECKING
+
 from ._methods import MCP_METHODS as MCP_METHODS
 from ._methods import method_label as method_label
 from ._prometheus import DURATION_BUCKETS as DURATION_BUCKETS
@@ -35,6 +37,25 @@ from ._seam import install as install
 from ._seam import installed as installed
 from ._seam import result_outcome as result_outcome
 from ._seam import uninstall as uninstall
+from ._setup import OtelHandle as OtelHandle
+from ._setup import OtelPlan as OtelPlan
+from ._setup import configure_otel as configure_otel
+from ._setup import instrument as instrument
+from ._setup import plan_otel as plan_otel
+from ._setup import start_telemetry as start_telemetry
+
+if TYPE_CHECKING:
+    from ._otel import OtelObserver as OtelObserver
+
+
+def __getattr__(name: str) -> object:
+    # OtelObserver needs opentelemetry (trimcp[otel]): imported on first use only.
+    if name == "OtelObserver":
+        from ._otel import OtelObserver
+
+        return OtelObserver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DURATION_BUCKETS",
@@ -44,15 +65,22 @@ __all__ = [
     "ClientProbe",
     "Observer",
     "ObserverSlot",
+    "OtelHandle",
+    "OtelObserver",
+    "OtelPlan",
     "Outcome",
     "Peer",
     "RequestMetrics",
     "RequestProbe",
     "SessionProbe",
     "Transport",
+    "configure_otel",
     "install",
     "installed",
+    "instrument",
     "method_label",
+    "plan_otel",
     "result_outcome",
+    "start_telemetry",
     "uninstall",
 ]

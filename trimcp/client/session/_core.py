@@ -59,9 +59,11 @@ from trimcp.protocol import (
     UnexpectedResponse,
     error_object_for,
 )
+from trimcp.telemetry import SLOT, Peer, result_outcome
 from trimcp.transports import PendingAnswer, ReadyMarker
 
 from ._errors import CLOSED_BY_CLIENT, connection_lost, error_from
+from ._peer import peer_of
 from ._results import Progress
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
         Request,
         RequestId,
     )
+    from trimcp.telemetry import Observer, SessionProbe
     from trimcp.transports import MessageStream
 
     from ._options import ClientSessionOptions
@@ -183,6 +186,10 @@ class SessionCore:
         self._ended = trio.Event()
         self._writer_done = trio.Event()
         self._nursery: trio.Nursery | None = None
+        #: Where the server is, as telemetry reports it.
+        self.peer: Peer = peer_of(stream)
+        # Sees the session from ``start`` to its end while telemetry is on.
+        self._observed: SessionProbe | None = None
 
     # --- state ----------------------------------------------------------------------------
 
@@ -200,6 +207,12 @@ class SessionCore:
         return result
 
     @property
+    def protocol_version(self) -> str | None:
+        """The version negotiated (or declared on every request); None before that."""
+        result = self._conn.initialize_result
+        return None if result is None else result.protocol_version
+
+    @property
     def end_reason(self) -> BaseException | None:
         """Why the connection ended (None while it is up)."""
         return self._end_reason
@@ -215,6 +228,9 @@ class SessionCore:
     def start(self, nursery: trio.Nursery) -> None:
         """Start the reader, writer and notification tasks in ``nursery``."""
         self._nursery = nursery
+        observer = SLOT.observer
+        if observer is not None:
+            self._observed = observer.client_session(self.peer)
         nursery.start_soon(self._read_loop)
         nursery.start_soon(self._write_loop)
         nursery.start_soon(self._notify_loop)
@@ -230,6 +246,9 @@ class SessionCore:
         if self._end_reason is not None:
             return
         self._end_reason = reason
+        if self._observed is not None:
+            closed = isinstance(reason, TransportClosed) and str(reason) == CLOSED_BY_CLIENT
+            self._observed.end(self.protocol_version, None if closed else type(reason).__name__)
         if self._conn.phase is not Phase.CLOSED:
             self._conn.close()
         for waiter in self._pending.values():
@@ -361,6 +380,31 @@ class SessionCore:
         ``subscriptions/listen`` stream is known by it).
         """
         sent = _Sent(timeout, on_progress, on_sent)
+        observer = SLOT.observer
+        if observer is not None:
+            return await self._observed_request(observer, method, params, sent)
+        return await self._request(method, params, sent)
+
+    async def _observed_request(
+        self, observer: Observer, method: str, params: JsonObject | None, sent: _Sent
+    ) -> JsonObject:
+        """``_request`` seen by telemetry, the trace context sent in ``params._meta``."""
+        probe = observer.client_request(method, params, self.peer, self.protocol_version)
+        try:
+            result = await self._request(method, probe.inject(params), sent)
+        except JsonRpcError as exc:
+            probe.finish("error", exc.code)
+            raise
+        except Exception:
+            probe.finish("error")
+            raise
+        except BaseException:  # cancelled: recorded, never swallowed
+            probe.finish("cancelled")
+            raise
+        probe.finish(result_outcome(method, result))
+        return result
+
+    async def _request(self, method: str, params: JsonObject | None, sent: _Sent) -> JsonObject:
         try:
             return await self._request_once(method, params, sent)
         except _RetryableExpiry as first:

@@ -1,0 +1,108 @@
+"""Spans and histograms of a server and its client in one process, in both eras."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from opentelemetry.trace import SpanKind, StatusCode
+
+from trimcp.client import ClientSessionOptions
+from trimcp.errors import JsonRpcError
+from trimcp.server import MCPServer
+from trimcp.testing import open_client_pair
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import HistogramDataPoint
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    from tests.telemetry.conftest import Otel
+
+ERAS = ["2025-11-25", "2026-07-28"]
+
+
+def make_server() -> MCPServer:
+    server = MCPServer("observed")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool()
+    def fail() -> str:
+        """Fail as a tool does."""
+        raise ValueError("it went wrong")
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        """Greet someone."""
+        return f"Hello, {name}"
+
+    return server
+
+
+def by_name(otel: Otel, name: str, kind: SpanKind) -> list[ReadableSpan]:
+    return [s for s in otel.spans() if s.name == name and s.kind is kind]
+
+
+def attrs(item: ReadableSpan | HistogramDataPoint) -> dict[str, object]:
+    return dict(item.attributes or {})
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_call_is_a_client_span_and_its_server_child(otel: Otel, era: str) -> None:
+    async with open_client_pair(
+        make_server(), options=ClientSessionOptions(protocol_version=era)
+    ) as client:
+        result = await client.call_tool("add", {"a": 1, "b": 2})
+        assert not result.is_error
+    [server_span] = by_name(otel, "tools/call add", SpanKind.SERVER)
+    [client_span] = by_name(otel, "tools/call add", SpanKind.CLIENT)
+    assert server_span.parent is not None
+    assert server_span.parent.span_id == client_span.context.span_id
+    assert server_span.context.trace_id == client_span.context.trace_id
+    attributes = dict(server_span.attributes or {})
+    assert attributes["mcp.method.name"] == "tools/call"
+    assert attributes["gen_ai.tool.name"] == "add"
+    assert attributes["gen_ai.operation.name"] == "execute_tool"
+    assert attributes["mcp.protocol.version"] == era
+    assert "jsonrpc.request.id" in attributes
+    assert "error.type" not in attributes
+    assert (era == "2025-11-25") == ("mcp.session.id" in attributes)
+    assert server_span.status.status_code is StatusCode.UNSET
+    [point] = [
+        p
+        for p in otel.points("mcp.server.operation.duration")
+        if attrs(p).get("mcp.method.name") == "tools/call"
+    ]
+    assert point.count == 1
+    assert point.explicit_bounds[:3] == (0.01, 0.02, 0.05)
+    assert otel.points("mcp.client.operation.duration")
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_error_and_a_json_rpc_error(otel: Otel, era: str) -> None:
+    async with open_client_pair(
+        make_server(), options=ClientSessionOptions(protocol_version=era)
+    ) as client:
+        result = await client.call_tool("fail", {})
+        assert result.is_error
+        with pytest.raises(JsonRpcError):
+            await client.request("prompts/get", {"name": "nobody"})
+    [tool_span] = by_name(otel, "tools/call fail", SpanKind.SERVER)
+    assert attrs(tool_span)["error.type"] == "tool_error"
+    assert tool_span.status.status_code is StatusCode.ERROR
+    [prompt_span] = by_name(otel, "prompts/get nobody", SpanKind.SERVER)
+    assert attrs(prompt_span)["error.type"] == "-32602"
+    assert attrs(prompt_span)["rpc.response.status_code"] == "-32602"
+    assert prompt_span.status.status_code is StatusCode.ERROR
+    [client_prompt] = by_name(otel, "prompts/get nobody", SpanKind.CLIENT)
+    assert attrs(client_prompt)["error.type"] == "-32602"
+    failed = [
+        p
+        for p in otel.points("mcp.server.operation.duration")
+        if attrs(p).get("error.type") == "-32602"
+    ]
+    # The name a client sent for a prompt that does not exist stays out of the histogram.
+    assert [attrs(p).get("gen_ai.prompt.name") for p in failed] == [None]

@@ -1,0 +1,357 @@
+"""``OtelObserver``: OpenTelemetry spans and histograms after the semantic conventions for MCP.
+
+What it records (https://github.com/open-telemetry/semantic-conventions-genai/blob/main/docs/gen-ai/mcp.md):
+
+* a SERVER span per request received, named ``{mcp.method.name} {target}`` (the tool's or
+  the prompt's name; the resource URI only when ``resource_uri_in_span_name``), whose parent
+  is the trace context the client put in ``params._meta`` (``traceparent``, ``tracestate``,
+  ``baggage``, unprefixed as SEP-414 says), else the ambient context. The span is the
+  current one while the handler runs, so what the handler sends (a gateway forwarding the
+  call to its upstream) is its child;
+* a CLIENT span per request sent, whose context is injected into the request's
+  ``params._meta`` (a copy: the caller's dict is never changed), so the server it goes to
+  continues the trace;
+* ``mcp.server.operation.duration`` and ``mcp.client.operation.duration`` per request, and
+  ``mcp.server.session.duration`` and ``mcp.client.session.duration`` per session, in
+  seconds with the conventions' bucket advice.
+
+Attributes: ``mcp.method.name``, ``jsonrpc.request.id``, ``mcp.protocol.version``,
+``mcp.session.id`` (a request in a session), ``gen_ai.tool.name`` with
+``gen_ai.operation.name = execute_tool`` for ``tools/call``, ``gen_ai.prompt.name``,
+``mcp.resource.uri``, ``network.transport`` (``pipe`` for stdio, ``tcp`` for HTTP and
+WebSocket) and ``network.protocol.name`` (``http``, ``websocket``). A failed request gets
+``error.type``: the JSON-RPC code as a string (and ``rpc.response.status_code``), or
+``tool_error`` for a ``tools/call`` result with ``isError`` true, and the span status ERROR.
+
+The histograms carry the bounded attributes only: a method MCP does not define is
+``other``, and a tool or prompt name is left out of a request that failed with a JSON-RPC
+error (a client may send any name; the span keeps it).
+
+Imports ``opentelemetry`` (``pip install 'trimcp[otel]'``): ``trimcp.telemetry`` loads this
+module only when it is asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Final, Self, final
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from trimcp.protocol import TRACE_KEYS
+
+from ._methods import method_label
+from ._prometheus import DURATION_BUCKETS
+from ._seam import install, uninstall
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from opentelemetry.metrics import Histogram, Meter, MeterProvider
+    from opentelemetry.propagators.textmap import TextMapPropagator
+    from opentelemetry.trace import Span, TracerProvider
+    from opentelemetry.util.types import AttributeValue
+
+    from trimcp.protocol import JsonObject, RequestId
+
+    from ._seam import ClientProbe, Outcome, Peer, RequestProbe, SessionProbe, Transport
+
+__all__ = ["OtelObserver"]
+
+_SCOPE: Final = "trimcp"
+
+Attributes = dict[str, "AttributeValue"]
+
+# What each transport is in the conventions' terms (Recording MCP transport).
+_TRANSPORT_ATTRIBUTES: Final[dict[Transport | None, Attributes]] = {
+    "stdio": {"network.transport": "pipe"},
+    "http": {"network.transport": "tcp", "network.protocol.name": "http"},
+    "websocket": {"network.transport": "tcp", "network.protocol.name": "websocket"},
+    None: {},
+}
+
+
+@final
+class OtelObserver:
+    """Spans and duration histograms after the MCP conventions (see the module docstring).
+
+    ``tracer_provider`` and ``meter_provider`` default to the global ones (whatever
+    ``opentelemetry.trace.set_tracer_provider`` installed, else no-ops); pass SDK providers
+    explicitly to keep tests and embedded servers apart. Nothing is recorded until
+    ``install`` (or ``with observer:``).
+    """
+
+    __slots__ = (
+        "_client_duration",
+        "_client_session",
+        "_propagator",
+        "_resource_uri_in_span_name",
+        "_server_duration",
+        "_server_session",
+        "_tracer",
+    )
+
+    def __init__(
+        self,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        *,
+        resource_uri_in_span_name: bool = False,
+    ) -> None:
+        """Get a tracer and the four histograms from the providers."""
+        self._tracer = trace.get_tracer(_SCOPE, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(_SCOPE, meter_provider=meter_provider)
+        self._server_duration = _histogram(
+            meter,
+            "mcp.server.operation.duration",
+            "MCP request duration as observed on the receiver, from reading it to answering",
+        )
+        self._client_duration = _histogram(
+            meter,
+            "mcp.client.operation.duration",
+            "MCP request duration as observed on the sender, from sending it to its answer",
+        )
+        self._server_session = _histogram(
+            meter,
+            "mcp.server.session.duration",
+            "The duration of the MCP session as observed on the MCP server",
+        )
+        self._client_session = _histogram(
+            meter,
+            "mcp.client.session.duration",
+            "The duration of the MCP session as observed on the MCP client",
+        )
+        # The configured propagators (W3C trace context and baggage unless OTEL_PROPAGATORS
+        # says otherwise), as the conventions ask.
+        self._propagator = propagate.get_global_textmap()
+        self._resource_uri_in_span_name = resource_uri_in_span_name
+
+    def install(self) -> None:
+        """Start recording (``trimcp.telemetry.install``)."""
+        install(self)
+
+    def uninstall(self) -> None:
+        """Stop recording; spans already started still end."""
+        uninstall(self)
+
+    def __enter__(self) -> Self:
+        """Install for the ``with`` block."""
+        self.install()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Uninstall."""
+        self.uninstall()
+
+    # --- Observer -------------------------------------------------------------------------
+
+    def server_request(
+        self,
+        method: str,
+        request_id: RequestId,
+        params: JsonObject | None,
+        peer: Peer,
+        protocol_version: str | None,
+    ) -> RequestProbe:
+        """Start the SERVER span, its parent taken from ``params._meta``."""
+        shared, target, uri = self._attributes(method, params, peer, protocol_version)
+        parent = None
+        meta = None if params is None else params.get("_meta")
+        if isinstance(meta, dict) and any(key in meta for key in TRACE_KEYS):
+            parent = self._propagator.extract(meta)
+        span_attributes = {**shared, "jsonrpc.request.id": str(request_id)}
+        if uri is not None:
+            span_attributes["mcp.resource.uri"] = uri
+        if peer.session_id is not None:
+            span_attributes["mcp.session.id"] = peer.session_id
+        span = self._tracer.start_span(
+            _span_name(method, target),
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes=span_attributes,
+        )
+        return _ServerSpan(span, self._server_duration, shared, time.perf_counter())
+
+    def client_request(
+        self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
+    ) -> ClientProbe:
+        """Start the CLIENT span, a child of the current one (a handler's SERVER span)."""
+        shared, target, uri = self._attributes(method, params, peer, protocol_version)
+        span_attributes = shared if uri is None else {**shared, "mcp.resource.uri": uri}
+        span = self._tracer.start_span(
+            _span_name(method, target), kind=SpanKind.CLIENT, attributes=span_attributes
+        )
+        return _ClientSpan(
+            span, self._client_duration, shared, self._propagator, time.perf_counter()
+        )
+
+    def server_session(self, peer: Peer) -> SessionProbe:
+        """Time a server session."""
+        return _SessionTiming(self._server_session, peer, time.perf_counter())
+
+    def client_session(self, peer: Peer) -> SessionProbe:
+        """Time a client session."""
+        return _SessionTiming(self._client_session, peer, time.perf_counter())
+
+    def _attributes(
+        self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
+    ) -> tuple[Attributes, str | None, str | None]:
+        """Return the attributes spans and histograms share, the span name's target, and
+        the resource URI (spans only: the histograms' ``mcp.resource.uri`` is opt-in)."""
+        attributes: Attributes = {"mcp.method.name": method_label(method)}
+        attributes.update(_TRANSPORT_ATTRIBUTES[peer.transport])
+        if protocol_version is not None:
+            attributes["mcp.protocol.version"] = protocol_version
+        target = uri = None
+        if params is not None:
+            if method == "tools/call":
+                target = _string(params.get("name"))
+                attributes["gen_ai.operation.name"] = "execute_tool"
+                if target is not None:
+                    attributes["gen_ai.tool.name"] = target
+            elif method == "prompts/get":
+                target = _string(params.get("name"))
+                if target is not None:
+                    attributes["gen_ai.prompt.name"] = target
+            elif method.startswith("resources/"):
+                uri = _string(params.get("uri"))
+                if self._resource_uri_in_span_name:
+                    target = uri
+        return attributes, target, uri
+
+
+def _histogram(meter: Meter, name: str, description: str) -> Histogram:
+    return meter.create_histogram(
+        name,
+        unit="s",
+        description=description,
+        explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+    )
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _span_name(method: str, target: str | None) -> str:
+    label = method_label(method)
+    return label if target is None else f"{label} {target}"
+
+
+def _failure(outcome: Outcome, error_code: int | None) -> Attributes | None:
+    """Return the error attributes of an outcome; None for ``ok``."""
+    if outcome == "ok":
+        return None
+    if outcome == "error":
+        if error_code is None:
+            return {"error.type": "_OTHER"}
+        code = str(error_code)
+        return {"error.type": code, "rpc.response.status_code": code}
+    return {"error.type": outcome}  # tool_error, cancelled
+
+
+def _metric_attributes(shared: Attributes, failure: Attributes | None) -> Attributes:
+    if failure is None:
+        return shared
+    merged = {**shared, **failure}
+    if "rpc.response.status_code" in failure:
+        # A refused request may name any tool or prompt: keep the histograms bounded.
+        merged.pop("gen_ai.tool.name", None)
+        merged.pop("gen_ai.prompt.name", None)
+    return merged
+
+
+def _end(span: Span, failure: Attributes | None) -> None:
+    if failure is not None and span.is_recording():
+        span.set_attributes(failure)
+        span.set_status(Status(StatusCode.ERROR))
+    span.end()
+
+
+@final
+class _ServerSpan:
+    """One request received: its span, and its duration for the histogram."""
+
+    __slots__ = ("_histogram", "_shared", "_span", "_start")
+
+    def __init__(self, span: Span, histogram: Histogram, shared: Attributes, start: float) -> None:
+        self._span = span
+        self._histogram = histogram
+        self._shared = shared
+        self._start = start
+
+    def enter(self) -> None:
+        # In the handler's own (copied) context: never detached, the copy ends with it.
+        otel_context.attach(trace.set_span_in_context(self._span))
+
+    def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
+        failure = _failure(outcome, error_code)
+        _end(self._span, failure)
+        self._histogram.record(
+            time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
+        )
+
+
+@final
+class _ClientSpan:
+    """One request sent: its span, the context it injects, and its duration."""
+
+    __slots__ = ("_histogram", "_propagator", "_shared", "_span", "_start")
+
+    def __init__(
+        self,
+        span: Span,
+        histogram: Histogram,
+        shared: Attributes,
+        propagator: TextMapPropagator,
+        start: float,
+    ) -> None:
+        self._span = span
+        self._histogram = histogram
+        self._shared = shared
+        self._propagator = propagator
+        self._start = start
+
+    def inject(self, params: JsonObject | None) -> JsonObject | None:
+        carrier: dict[str, str] = {}
+        self._propagator.inject(carrier, context=trace.set_span_in_context(self._span))
+        if not carrier:
+            return params
+        given = None if params is None else params.get("_meta")
+        meta: JsonObject = {**given} if isinstance(given, dict) else {}
+        meta.update(carrier)  # ours win over a caller's stale ones: this span is the parent
+        return {**(params or {}), "_meta": meta}
+
+    def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
+        failure = _failure(outcome, error_code)
+        _end(self._span, failure)
+        self._histogram.record(
+            time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
+        )
+
+
+@final
+class _SessionTiming:
+    """One session, timed from start to end."""
+
+    __slots__ = ("_histogram", "_peer", "_start")
+
+    def __init__(self, histogram: Histogram, peer: Peer, start: float) -> None:
+        self._histogram = histogram
+        self._peer = peer
+        self._start = start
+
+    def end(self, protocol_version: str | None, error: str | None = None) -> None:
+        attributes: Attributes = dict(_TRANSPORT_ATTRIBUTES[self._peer.transport])
+        if protocol_version is not None:
+            attributes["mcp.protocol.version"] = protocol_version
+        if error is not None:
+            attributes["error.type"] = error
+        self._histogram.record(time.perf_counter() - self._start, attributes)
