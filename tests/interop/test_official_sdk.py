@@ -24,6 +24,17 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from tests.interop.sdk_checks import (
+    RESOURCES,
+    TRANSPORTS,
+    check_completion,
+    check_prompts,
+    check_resource_reads,
+    check_tool_calls,
+    listening_url,
+    text_of,
+)
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -44,23 +55,7 @@ PARAMS = StdioServerParameters(
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.parametrize(
-        "transport",
-        [
-            "stdio",
-            # The SDK's HTTP client leaves its own httpx2 response generators to the garbage
-            # collector when it closes; trio reports them as unraisable ResourceWarnings.
-            pytest.param(
-                "http",
-                marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-            ),
-            # The same endpoint on hypercorn's trio worker (``engine="hypercorn"``).
-            pytest.param(
-                "http-hypercorn",
-                marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-            ),
-        ],
-    ),
+    pytest.mark.parametrize("transport", TRANSPORTS),
     # mcp 2.3.0 deprecates logging, subscriptions and roots for its 2026-07-28 protocol;
     # they are current features of 2025-11-25, which these tests speak (mode="legacy").
     pytest.mark.filterwarnings(
@@ -105,7 +100,7 @@ def run(
             command = [*PARAMS_HTTP, "--port", "0", "--engine", engine]
             process = await anyio.open_process(command, stderr=log, cwd=ROOT)
             try:
-                url = await _listening_url(log_path)
+                url = await listening_url(log_path)
                 async with Client(
                     streamable_http_client(url), read_timeout_seconds=10, **options
                 ) as client:
@@ -116,22 +111,6 @@ def run(
                 await process.wait()
 
     anyio.run(over_stdio if transport == "stdio" else over_http, backend="trio")
-
-
-async def _listening_url(log: Path) -> str:
-    """Wait (up to 10 s) for the server's "MCP over Streamable HTTP at <url>" log line."""
-    with anyio.fail_after(10):
-        while True:
-            for line in (await anyio.Path(log).read_text()).splitlines():
-                if "Streamable HTTP at " in line:
-                    return line.rsplit(" ", 1)[-1]
-            await anyio.sleep(0.02)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    (block,) = result.content
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def test_initialize_and_tools(transport: str) -> None:
@@ -152,32 +131,7 @@ def test_initialize_and_tools(transport: str) -> None:
         assert tools["json_schema_2020_12_tool"].input_schema["$schema"] == (
             "https://json-schema.org/draft/2020-12/schema"
         )
-        assert text_of(await client.call_tool("echo", {"text": "héllo"})) == "héllo"
-
-        structured = await client.call_tool("add", {"a": 2, "b": 40})
-        assert structured.structured_content == {"sum": 42}
-        assert not structured.is_error
-
-        failed = await client.call_tool("test_error_handling", {})
-        assert failed.is_error
-        assert "intentionally" in text_of(failed)
-
-        invalid = await client.call_tool("echo", {"text": 3})
-        assert invalid.is_error
-
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("no_such_tool", {})
-        assert caught.value.error.code == -32602
-
-        content = (await client.call_tool("test_multiple_content_types", {})).content
-        assert [type(block) for block in content] == [
-            types.TextContent,
-            types.ImageContent,
-            types.EmbeddedResource,
-        ]
-        (audio,) = (await client.call_tool("test_audio_content", {})).content
-        assert isinstance(audio, types.AudioContent)
-        assert audio.mime_type == "audio/wav"
+        await check_tool_calls(client)
 
     run(transport, body)
 
@@ -203,30 +157,11 @@ def test_resources_and_subscription(transport: str) -> None:
 
     async def body(client: Client) -> None:
         listed = {str(r.uri) for r in (await client.list_resources()).resources}
-        assert listed == {
-            "test://static-text",
-            "test://static-binary",
-            "test://watched-resource",
-            # The example skills' SKILL.md files (the Skills extension).
-            "skill://code-review/SKILL.md",
-            "skill://pdf-processing/SKILL.md",
-        }
+        assert listed == RESOURCES
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
 
-        (text,) = (await client.read_resource("test://static-text")).contents
-        assert isinstance(text, types.TextResourceContents)
-        assert text.text == "This is the content of the static text resource."
-        (blob,) = (await client.read_resource("test://static-binary")).contents
-        assert isinstance(blob, types.BlobResourceContents)
-        assert blob.mime_type == "image/png"
-        (data,) = (await client.read_resource("test://template/123/data")).contents
-        assert isinstance(data, types.TextResourceContents)
-        assert json.loads(data.text) == {
-            "id": "123",
-            "templateTest": True,
-            "data": "Data for ID: 123",
-        }
+        await check_resource_reads(client)
 
         with pytest.raises(MCPError) as caught:
             await client.read_resource("test://missing")
@@ -251,40 +186,8 @@ def test_resources_and_subscription(transport: str) -> None:
 
 def test_prompts_and_completion(transport: str) -> None:
     async def body(client: Client) -> None:
-        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
-        assert set(prompts) == {
-            "test_simple_prompt",
-            "test_prompt_with_arguments",
-            "test_prompt_with_embedded_resource",
-            "test_prompt_with_image",
-            "test_input_required_result_prompt",
-        }
-        assert [a.name for a in prompts["test_prompt_with_arguments"].arguments or []] == [
-            "arg1",
-            "arg2",
-        ]
-        got = await client.get_prompt(
-            "test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"}
-        )
-        (message,) = got.messages
-        assert isinstance(message.content, types.TextContent)
-        assert message.content.text == "Prompt with arguments: arg1='hello', arg2='world'"
-        embedded = await client.get_prompt(
-            "test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"}
-        )
-        assert isinstance(embedded.messages[0].content, types.EmbeddedResource)
-        image = await client.get_prompt("test_prompt_with_image")
-        assert isinstance(image.messages[0].content, types.ImageContent)
-
-        ref = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
-        completion = (await client.complete(ref, {"name": "arg1", "value": "par"})).completion
-        assert completion.values == ["paris", "park", "party"]
-        template = types.ResourceTemplateReference(
-            type="ref/resource", uri="test://template/{id}/data"
-        )
-        assert (
-            await client.complete(template, {"name": "id", "value": "12"})
-        ).completion.values == ["123"]
+        await check_prompts(client, await client.list_prompts())
+        await check_completion(client)
 
     run(transport, body)
 

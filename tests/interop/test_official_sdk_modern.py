@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -36,6 +35,17 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict, FileUrl
+
+from tests.interop.sdk_checks import (
+    RESOURCES,
+    TRANSPORTS,
+    check_completion,
+    check_prompts,
+    check_resource_reads,
+    check_tool_calls,
+    listening_url,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -54,23 +64,7 @@ LIST_TTL_MS = 60_000
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.parametrize(
-        "transport",
-        [
-            "stdio",
-            # The SDK's HTTP client leaves its own httpx2 response generators to the garbage
-            # collector when it closes; trio reports them as unraisable ResourceWarnings.
-            pytest.param(
-                "http",
-                marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-            ),
-            # The same endpoint on hypercorn's trio worker (``engine="hypercorn"``).
-            pytest.param(
-                "http-hypercorn",
-                marks=pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-            ),
-        ],
-    ),
+    pytest.mark.parametrize("transport", TRANSPORTS),
     # "auto" is the SDK's default: it must land on 2026-07-28. The pinned version skips the
     # probe, so the server sees per-request _meta from the first request on.
     pytest.mark.parametrize("mode", ["auto", MODERN]),
@@ -119,7 +113,7 @@ def run(
             command = [*SERVER, "--transport", "http", "--port", "0", "--engine", engine]
             process = await anyio.open_process(command, stderr=log, cwd=ROOT)
             try:
-                url = await _listening_url(log_path)
+                url = await listening_url(log_path)
                 async with Client(
                     streamable_http_client(url), read_timeout_seconds=10, mode=mode, **options
                 ) as c:
@@ -139,22 +133,6 @@ async def _stop(process: anyio.abc.Process) -> None:
         process.kill()
         with anyio.CancelScope(shield=True):
             await process.wait()
-
-
-async def _listening_url(log: Path) -> str:
-    """Wait (up to 10 s) for the server's "MCP over Streamable HTTP at <url>" log line."""
-    with anyio.fail_after(10):
-        while True:
-            for line in (await anyio.Path(log).read_text()).splitlines():
-                if "Streamable HTTP at " in line:
-                    return line.rsplit(" ", 1)[-1]
-            await anyio.sleep(0.02)
-
-
-def text_of(result: types.CallToolResult) -> str:
-    (block,) = result.content
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 def log_level(level: types.LoggingLevel) -> types.RequestParamsMeta:
@@ -264,35 +242,13 @@ def test_tools(transport: str, mode: str) -> None:
             "https://json-schema.org/draft/2020-12/schema"
         )
 
+        unknown = await check_tool_calls(client)
+        assert unknown.error.data == {"name": "no_such_tool"}
         echoed = await client.call_tool("echo", {"text": "héllo"})
-        assert text_of(echoed) == "héllo"
         assert echoed.result_type == "complete"
         assert not echoed.is_error
-
-        structured = await client.call_tool("add", {"a": 2, "b": 40})
-        assert structured.structured_content == {"sum": 42}
-        assert not structured.is_error
-
-        failed = await client.call_tool("test_error_handling", {})
-        assert failed.is_error
-        assert "intentionally" in text_of(failed)
-        invalid = await client.call_tool("echo", {"text": 3})
-        assert invalid.is_error
-
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("no_such_tool", {})
-        assert caught.value.error.code == types.INVALID_PARAMS
-        assert caught.value.error.data == {"name": "no_such_tool"}
-
-        content = (await client.call_tool("test_multiple_content_types", {})).content
-        assert [type(block) for block in content] == [
-            types.TextContent,
-            types.ImageContent,
-            types.EmbeddedResource,
-        ]
         (audio,) = (await client.call_tool("test_audio_content", {})).content
         assert isinstance(audio, types.AudioContent)
-        assert audio.mime_type == "audio/wav"
         assert base64.b64decode(audio.data).startswith(b"RIFF")
         links = (await client.call_tool("get_resource_links", {})).content
         assert [(type(link), getattr(link, "uri", None)) for link in links] == [
@@ -409,13 +365,7 @@ def test_resources(transport: str, mode: str) -> None:
     async def body(client: Client) -> None:
         listed = await client.list_resources(cache_mode="bypass")
         assert_cache_hints(listed, LIST_TTL_MS)
-        assert {str(r.uri) for r in listed.resources} == {
-            "test://static-text",
-            "test://static-binary",
-            "test://watched-resource",
-            "skill://code-review/SKILL.md",
-            "skill://pdf-processing/SKILL.md",
-        }
+        assert {str(r.uri) for r in listed.resources} == RESOURCES
         templates = await client.list_resource_templates(cache_mode="bypass")
         assert_cache_hints(templates, LIST_TTL_MS)
         assert [t.uri_template for t in templates.resource_templates] == [
@@ -425,20 +375,10 @@ def test_resources(transport: str, mode: str) -> None:
         read = await client.read_resource("test://static-text", cache_mode="bypass")
         # A resource can change at any moment: trimcp's hint for resources/read is 0.
         assert_cache_hints(read, 0)
-        (text,) = read.contents
-        assert isinstance(text, types.TextResourceContents)
-        assert text.text == "This is the content of the static text resource."
+        await check_resource_reads(client)
         (blob,) = (await client.read_resource("test://static-binary")).contents
         assert isinstance(blob, types.BlobResourceContents)
-        assert blob.mime_type == "image/png"
         assert base64.b64decode(blob.blob).startswith(b"\x89PNG")
-        (data,) = (await client.read_resource("test://template/123/data")).contents
-        assert isinstance(data, types.TextResourceContents)
-        assert json.loads(data.text) == {
-            "id": "123",
-            "templateTest": True,
-            "data": "Data for ID: 123",
-        }
         (skill,) = (await client.read_resource("skill://code-review/SKILL.md")).contents
         assert isinstance(skill, types.TextResourceContents)
         assert skill.text == (SKILLS / "code-review" / "SKILL.md").read_text(encoding="utf-8")
@@ -456,43 +396,11 @@ def test_prompts_and_completion(transport: str, mode: str) -> None:
     async def body(client: Client) -> None:
         listed = await client.list_prompts(cache_mode="bypass")
         assert_cache_hints(listed, LIST_TTL_MS)
-        prompts = {p.name: p for p in listed.prompts}
-        assert set(prompts) == {
-            "test_simple_prompt",
-            "test_prompt_with_arguments",
-            "test_prompt_with_embedded_resource",
-            "test_prompt_with_image",
-            "test_input_required_result_prompt",
-        }
-        assert [a.name for a in prompts["test_prompt_with_arguments"].arguments or []] == [
-            "arg1",
-            "arg2",
-        ]
-        got = await client.get_prompt(
-            "test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"}
-        )
-        (message,) = got.messages
-        assert isinstance(message.content, types.TextContent)
-        assert message.content.text == "Prompt with arguments: arg1='hello', arg2='world'"
-        embedded = await client.get_prompt(
-            "test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"}
-        )
-        assert isinstance(embedded.messages[0].content, types.EmbeddedResource)
-        image = await client.get_prompt("test_prompt_with_image")
-        assert isinstance(image.messages[0].content, types.ImageContent)
+        await check_prompts(client, listed)
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("no_such_prompt")
         assert caught.value.error.code == types.INVALID_PARAMS
-
-        ref = types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
-        completion = (await client.complete(ref, {"name": "arg1", "value": "par"})).completion
-        assert completion.values == ["paris", "park", "party"]
-        template = types.ResourceTemplateReference(
-            type="ref/resource", uri="test://template/{id}/data"
-        )
-        assert (
-            await client.complete(template, {"name": "id", "value": "12"})
-        ).completion.values == ["123"]
+        await check_completion(client)
 
     run(transport, mode, body)
 
