@@ -163,7 +163,7 @@ def test_the_contract_document_is_drawn_whole() -> None:
     assert "3f2a9c1b http claude-code 1.2.0 2025-11-25 40.2 s 3.0 s 0/64 (peak 3) 0 1 2" in text
     assert "github connected 5151 0 12 -" in lines
     assert lines[-1] == (
-        "event store: 1.2 KiB of 32.0 MiB, 1 streams, 4 events; tasks: 0 stored, 0 running,"
+        "event store: 1.2 KiB of 32.0 MiB (1 stream, 4 events); tasks: 0 stored, 0 running,"
         " limit 1000"
     )
 
@@ -190,7 +190,7 @@ def test_a_failed_upstream_and_a_crashed_child_say_why() -> None:
 def test_more_sessions_than_listed_are_counted() -> None:
     document = copy.deepcopy(STATUS)
     document["sessions_total"] = 250
-    assert "Sessions (1 most recently active of 250 shown)" in _lines(_rendered(document))
+    assert "Sessions (1 of 250 listed, the most recently active)" in _lines(_rendered(document))
 
 
 def test_empty_parts_are_said_in_words() -> None:
@@ -217,7 +217,7 @@ def test_nulls_are_dashes() -> None:
     assert lines[0] == "- - pid - up - not healthy, not ready"
     assert lines[1] == "- - - restarts -"
     assert lines[-1] == (
-        "event store: - of -, - streams, - events; tasks: - stored, - running, limit -"
+        "event store: - of - (- streams, - events); tasks: - stored, - running, limit -"
     )
 
 
@@ -545,6 +545,9 @@ def test_a_token_file_at_the_bound_is_read_and_stripped(tmp_path: Path) -> None:
     path = _token_file(tmp_path / "admin.token", "x" * (MAX_TOKEN_FILE_BYTES - 1) + "\n")
     token = resolve_token(str(path), _target(tmp_path), environ={})
     assert token.value == "x" * (MAX_TOKEN_FILE_BYTES - 1)
+    # The first line, as the admin app reads its own file.
+    _token_file(path, "\n  abc \r\nsecond line\n")
+    assert resolve_token(str(path), _target(tmp_path), environ={}).value == "abc"
     assert TOKEN not in repr(AdminToken(TOKEN, "x"))
 
 

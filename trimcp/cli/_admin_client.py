@@ -18,7 +18,6 @@ for the commands to say; this module only returns it.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import stat
 import urllib.parse
@@ -178,8 +177,10 @@ def _checked_url(url: str) -> str:
 
 def plain_http_warning(url: str) -> str:
     """A warning when ``url`` is plain http to an address off this machine; else ""."""
+    from trimcp.auth import is_loopback
+
     parsed = urllib.parse.urlsplit(url)
-    if parsed.scheme != "http" or _is_loopback(parsed.hostname or ""):
+    if parsed.scheme != "http" or is_loopback(parsed.hostname or ""):
         return ""
     return (
         f"warning: {url} is plain http to another machine: the admin token and the daemon's"
@@ -187,15 +188,6 @@ def plain_http_warning(url: str) -> str:
         " through an SSH tunnel (ssh -L 8002:127.0.0.1:8002 HOST) and use --url"
         " http://127.0.0.1:8002"
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def resolve_token(
@@ -221,8 +213,9 @@ def resolve_token(
         base = Path(written_in).parent if config.sources else Path.cwd()
         path = base / Path(config.admin.token_file).expanduser()
         return _read_token_file(path, f"[admin] token_file in {written_in}")
-    if config is not None and config.admin.token.strip():
-        return AdminToken(config.admin.token.strip(), f"[admin] token in {target.file_words()}")
+    if config is not None and config.admin.token:
+        # As the admin app reads it (trimcp.admin): the value as written.
+        return AdminToken(config.admin.token, f"[admin] token in {target.file_words()}")
     raise ConfigError(
         "no admin token: POST /reload and /upstreams/NAME/restart need the daemon's admin"
         f" token. Pass --token-file PATH (a file only you can read), set ${TOKEN_ENV_VAR},"
@@ -253,9 +246,11 @@ def _read_token_file(path: Path, source: str) -> AdminToken:
             " file; name the file holding the admin token (one line)"
         )
     try:
-        token = data.decode("utf-8").strip()
+        lines = data.decode("utf-8").strip().splitlines()
     except UnicodeDecodeError:
         raise ConfigError(f"{path} ({source}) is not text: write the token as one line") from None
+    # The first line, trailing newline and spaces cut, as the admin app reads its own file.
+    token = lines[0].strip() if lines else ""
     if not token:
         raise ConfigError(
             f"{path} ({source}) is empty; write the admin token in it, e.g. with"

@@ -284,7 +284,7 @@ def _sessions_part(document: Mapping[str, object]) -> list[RenderableType]:
     total = document.get("sessions_total")
     title = "Sessions"
     if isinstance(total, int) and not isinstance(total, bool) and total > len(sessions):
-        title += f" ({len(sessions)} most recently active of {total} shown)"
+        title += f" ({len(sessions)} of {total} listed, the most recently active)"
     if not sessions:
         return [_titled(title, Text("no session is open", style="dim"))]
     headings: tuple[str, ...] = ("SESSION", "LISTENER", "CLIENT", "PROTOCOL", "AGE", "IDLE")
@@ -373,8 +373,12 @@ def _stores_line(document: Mapping[str, object]) -> Text:
     store = _object(document.get("event_store"))
     tasks = _object(document.get("tasks"))
     return Text(
-        f"event store: {_size(store.get('bytes'))} of {_size(store.get('limit'))},"
-        f" {cell(store.get('streams'))} streams, {cell(store.get('events'))} events;"
+        f"event store: {_size(store.get('bytes'))} of {_size(store.get('limit'))}"
+        f" ({_count(store.get('streams'), 'stream')}, {_count(store.get('events'), 'event')});"
         f" tasks: {cell(tasks.get('stored'))} stored, {cell(tasks.get('running'))} running,"
         f" limit {cell(tasks.get('limit'))}"
     )
+
+
+def _count(value: object, noun: str) -> str:
+    return f"{cell(value)} {noun}" if value == 1 else f"{cell(value)} {noun}s"
