@@ -4,6 +4,13 @@ This is the only place trimcp configures logging handlers, and only the ``trimcp
 entry point calls it: library code just logs to ``logging.getLogger(__name__)``, with fixed
 fields in ``extra`` (``supervisor``, ``child_id``, ...). Both formats keep those fields: the
 text format appends them as ``key=value``, the JSON format makes them keys of the object.
+
+A record written while a request is handled also gets the request's fields (``method``,
+``id``, ``session``, ``tool`` or ``prompt``): ``configure_logging`` installs the request log
+observer (``trimcp.telemetry.RequestLog``), which keeps them in a context variable of the
+handler's context, and a filter on its handler that copies them onto each record. With
+``[logging] requests = true`` the observer also logs one line per request served
+(``trimcp.requests``, INFO, with ``outcome`` and ``duration_ms``).
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import json
 import logging
 import sys
 from typing import TYPE_CHECKING, TextIO
+
+from trimcp import telemetry
 
 if TYPE_CHECKING:
     from trimcp.config import LoggingSettings
@@ -39,8 +48,29 @@ def configure_logging(settings: LoggingSettings) -> None:
         root.removeHandler(handler)
     handler = _StderrHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if settings.format == "json" else TextFormatter())
+    handler.addFilter(RequestFieldsFilter())
     root.addHandler(handler)
     root.setLevel(settings.level)
+    for observer in telemetry.installed():
+        if isinstance(observer, telemetry.RequestLog):
+            telemetry.uninstall(observer)
+    telemetry.install(telemetry.RequestLog(lines=settings.requests))
+
+
+class RequestFieldsFilter(logging.Filter):
+    """Add the fields of the request being handled (if any) to each record passing by.
+
+    A field the logging call passed in ``extra`` is kept as given.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Copy the request's fields onto ``record``; never drops it."""
+        fields = telemetry.request_fields()
+        if fields is not None:
+            attributes = record.__dict__
+            for key, value in fields.items():
+                attributes.setdefault(key, value)
+        return True
 
 
 class _StderrHandler(logging.StreamHandler[TextIO]):

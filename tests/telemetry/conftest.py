@@ -45,6 +45,20 @@ class Otel:
         return found
 
 
+@pytest.fixture(autouse=True)
+def empty_slot() -> Iterator[None]:
+    """Run each test with nothing installed (an in-process ``configure_logging`` elsewhere
+    in the run installs the request log); put back what was there afterwards."""
+    before = telemetry.installed()
+    for observer in before:
+        telemetry.uninstall(observer)
+    yield
+    for observer in telemetry.installed():
+        telemetry.uninstall(observer)
+    for observer in before:
+        telemetry.install(observer)
+
+
 @pytest.fixture
 def otel() -> Iterator[Otel]:
     exporter = InMemorySpanExporter()

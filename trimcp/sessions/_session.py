@@ -52,7 +52,7 @@ import logging
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
 import trio
 
@@ -187,6 +187,18 @@ def transport_of(stream: MessageStream) -> Transport | None:
     return None
 
 
+@runtime_checkable
+class _WireSessionId(Protocol):
+    """A stream that knows its session's id on the wire (Streamable HTTP's Mcp-Session-Id)."""
+
+    session_id: str
+
+
+def _wire_session_id(stream: MessageStream) -> str | None:
+    session_id = stream.session_id if isinstance(stream, _WireSessionId) else None
+    return session_id if isinstance(session_id, str) else None
+
+
 class Session(Actor):
     """One client session (see the module docstring)."""
 
@@ -250,7 +262,7 @@ class Session(Actor):
     async def init(self) -> None:
         """Start reading (or take pushed input) and the initialization timer."""
         stream = self._stream
-        self.peer = Peer(transport_of(stream), self.name)
+        self.peer = Peer(transport_of(stream), _wire_session_id(stream) or self.name)
         observer = SLOT.observer
         if observer is not None:
             self._observed = observer.server_session(self.peer)
@@ -559,8 +571,7 @@ class Session(Actor):
         if isinstance(event, ReplyToSend):
             await self._writer.write_later((event.data, event.request_id, True))
         elif isinstance(event, InitializeReceived):
-            reply = self.connection.respond_to_initialize()
-            await self._writer.write_later((reply, event.request_id, True))
+            await self._initialize(event)
         elif isinstance(event, Initialized):
             if self._init_timer is not None:
                 self._init_timer.cancel()
@@ -576,6 +587,16 @@ class Session(Actor):
             self.start_soon(self._run_notification, event)
         else:
             await self._on_reply_event(event)
+
+    async def _initialize(self, event: InitializeReceived) -> None:
+        observer = SLOT.observer
+        probe = None
+        if observer is not None:
+            probe = observer.server_request("initialize", event.request_id, None, self.peer, None)
+        reply = self.connection.respond_to_initialize()
+        if probe is not None:
+            probe.finish("ok")
+        await self._writer.write_later((reply, event.request_id, True))
 
     async def _on_reply_event(self, event: Event) -> None:
         if isinstance(event, ResponseReceived):

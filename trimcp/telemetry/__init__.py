@@ -23,6 +23,9 @@ from ._methods import MCP_METHODS as MCP_METHODS
 from ._methods import method_label as method_label
 from ._prometheus import DURATION_BUCKETS as DURATION_BUCKETS
 from ._prometheus import RequestMetrics as RequestMetrics
+from ._requestlog import REQUEST_LOGGER as REQUEST_LOGGER
+from ._requestlog import RequestLog as RequestLog
+from ._requestlog import request_fields as request_fields
 from ._seam import IGNORED as IGNORED
 from ._seam import SLOT as SLOT
 from ._seam import ClientProbe as ClientProbe
@@ -61,6 +64,7 @@ __all__ = [
     "DURATION_BUCKETS",
     "IGNORED",
     "MCP_METHODS",
+    "REQUEST_LOGGER",
     "SLOT",
     "ClientProbe",
     "Observer",
@@ -70,6 +74,7 @@ __all__ = [
     "OtelPlan",
     "Outcome",
     "Peer",
+    "RequestLog",
     "RequestMetrics",
     "RequestProbe",
     "SessionProbe",
@@ -80,6 +85,7 @@ __all__ = [
     "instrument",
     "method_label",
     "plan_otel",
+    "request_fields",
     "result_outcome",
     "start_telemetry",
     "uninstall",
