@@ -18,10 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp.errors import HeaderMismatch
-from trimcp.protocol._http_headers import (
-    MCP_METHOD,
-    MCP_NAME,
-    PARAM_PREFIX,
+from trimcp.protocol import (
     check_request_headers,
     decode_header_value,
     encode_header_value,
@@ -29,6 +26,7 @@ from trimcp.protocol._http_headers import (
     header_parameters,
     request_headers,
 )
+from trimcp.protocol._http_headers import MCP_METHOD, MCP_NAME, PARAM_PREFIX
 
 Path = tuple[str, ...]
 

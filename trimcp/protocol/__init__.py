@@ -93,12 +93,12 @@ from ._events import ResponseReceived as ResponseReceived
 from ._events import UnexpectedResponse as UnexpectedResponse
 from ._exchange import KeptProgress as KeptProgress
 from ._fields import Fields as Fields
-from ._http_headers import HeaderParams as HeaderParams
+from ._header_annotations import HeaderParams as HeaderParams
+from ._header_annotations import header_annotation_problems as header_annotation_problems
+from ._header_annotations import header_parameters as header_parameters
+from ._header_values import decode_header_value as decode_header_value
+from ._header_values import encode_header_value as encode_header_value
 from ._http_headers import check_request_headers as check_request_headers
-from ._http_headers import decode_header_value as decode_header_value
-from ._http_headers import encode_header_value as encode_header_value
-from ._http_headers import header_annotation_problems as header_annotation_problems
-from ._http_headers import header_parameters as header_parameters
 from ._http_headers import request_headers as request_headers
 from ._intake import DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE
 from ._json import ABSENT as ABSENT
