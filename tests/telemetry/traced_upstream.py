@@ -1,6 +1,11 @@
-"""A trimcp stdio server whose one tool answers with the traceparent its request carried."""
+"""A trimcp server whose tool answers with the traceparent its request carried.
+
+Over stdio by default; ``--http PORT`` serves Streamable HTTP on 127.0.0.1:PORT instead.
+"""
 
 from __future__ import annotations
+
+import sys
 
 from trimcp.server import Context, MCPServer
 
@@ -14,4 +19,7 @@ def traceparent(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run_stdio()
+    if sys.argv[1:2] == ["--http"]:
+        server.run_http(port=int(sys.argv[2]))
+    else:
+        server.run_stdio()
