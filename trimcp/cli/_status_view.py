@@ -372,12 +372,19 @@ def _stores_line(document: Mapping[str, object]) -> Text:
 
     store = _object(document.get("event_store"))
     tasks = _object(document.get("tasks"))
-    return Text(
-        f"event store: {_size(store.get('bytes'))} of {_size(store.get('limit'))}"
-        f" ({_count(store.get('streams'), 'stream')}, {_count(store.get('events'), 'event')});"
-        f" tasks: {cell(tasks.get('stored'))} stored, {cell(tasks.get('running'))} running,"
-        f" limit {cell(tasks.get('limit'))}"
+    stored = (
+        f"{_size(store.get('bytes'))} of {_size(store.get('limit'))}"
+        f" ({_count(store.get('streams'), 'stream')}, {_count(store.get('events'), 'event')})"
+        if store
+        else ABSENT
     )
+    kept = (
+        f"{cell(tasks.get('stored'))} stored, {cell(tasks.get('running'))} running,"
+        f" limit {cell(tasks.get('limit'))}"
+        if tasks
+        else ABSENT
+    )
+    return Text(f"event store: {stored}; tasks: {kept}")
 
 
 def _count(value: object, noun: str) -> str:
