@@ -334,6 +334,10 @@ class Connection(Actor):
             self._attempts = 0
             if self._loop_scope is not None:
                 self._loop_scope.cancel()
+                # A WaitSettled after this waits for the new attempt, not the one cancelled
+                # (whose status, pid included, would otherwise be answered at once).
+                if self._attempt.done:
+                    self._attempt = _Attempt()
             return None
         raise TypeError(f"Connection got an unknown call {message!r}")
 

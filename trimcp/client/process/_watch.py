@@ -12,12 +12,24 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Protocol, final
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ._process import ServerProcess
+
+class Launched(Protocol):
+    """A launched process as the watch sees it (a ``ServerProcess``)."""
+
+    @property
+    def pid(self) -> int:
+        """Its process id."""
+        ...
+
+    @property
+    def returncode(self) -> int | None:
+        """Its exit status once it has exited, else None."""
+        ...
 
 __all__ = ["ProcessWatch", "watch_processes"]
 
@@ -29,7 +41,7 @@ class ProcessWatch:
     __slots__ = ("_process",)
 
     def __init__(self) -> None:
-        self._process: ServerProcess | None = None
+        self._process: Launched | None = None
 
     @property
     def pid(self) -> int | None:
@@ -39,7 +51,7 @@ class ProcessWatch:
             return None
         return process.pid
 
-    def launched(self, process: ServerProcess) -> None:
+    def launched(self, process: Launched) -> None:
         """``open_server_process`` calls this with each process it starts."""
         self._process = process
 
