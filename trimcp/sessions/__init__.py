@@ -15,6 +15,10 @@ from ._context import RequestContext as RequestContext
 from ._context import SessionHandle as SessionHandle
 from ._context import SessionIdentity as SessionIdentity
 from ._context import bind_identity as bind_identity
+from ._describe import SessionDescription as SessionDescription
+from ._describe import StreamCounter as StreamCounter
+from ._describe import describe_session as describe_session
+from ._describe import describe_sessions as describe_sessions
 from ._handler import RequestHandler as RequestHandler
 from ._inline import run_inline as run_inline
 from ._listen import Listener as Listener
@@ -58,6 +62,7 @@ __all__ = [
     "RequestHandler",
     "RequestSink",
     "Session",
+    "SessionDescription",
     "SessionHandle",
     "SessionIdentity",
     "SessionLimits",
@@ -65,7 +70,10 @@ __all__ = [
     "SessionOptions",
     "SessionRecord",
     "SessionTable",
+    "StreamCounter",
     "bind_identity",
+    "describe_session",
+    "describe_sessions",
     "run_inline",
     "serve_listen",
     "serve_session",

@@ -172,15 +172,26 @@ class SessionLimits:
 
 @typing.final
 class SessionRecord:
-    """One managed session: its id, stream, actor, and when it was last active."""
+    """One managed session: its id, stream, actor, when it started and was last active.
 
-    __slots__ = ("last_active", "ref", "session_id", "stream")
+    ``session`` is the ``Session`` actor object itself, for read-only looks
+    (``describe_session``); None for a record made outside a manager.
+    """
 
-    def __init__(self, session_id: str, stream: ManagedStream, ref: ActorRef) -> None:
+    __slots__ = ("created", "last_active", "ref", "session", "session_id", "stream")
+
+    def __init__(
+        self,
+        session_id: str,
+        stream: ManagedStream,
+        ref: ActorRef,
+        session: Session | None = None,
+    ) -> None:
         self.session_id = session_id
         self.stream = stream
         self.ref = ref
-        self.last_active = trio.current_time()
+        self.session = session
+        self.created = self.last_active = trio.current_time()
 
 
 @typing.final
@@ -298,6 +309,8 @@ class SessionManager(Actor):
         self._handshake_timer_armed = False
         self._counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0, "terminated": 0}
         self._app_drain: Drain | None = None
+        # The session the template built last (``_build_session``), for its record.
+        self._built: Session | None = None
 
     @property
     def handler(self) -> RequestHandler:
@@ -349,15 +362,16 @@ class SessionManager(Actor):
         """Return the live count and what happened so far."""
         return ManagerStatistics(live=len(self.table), **self._counts)
 
+    @property
+    def session_supervisor(self) -> ActorRef | None:
+        """The supervisor of this manager's sessions, once started (``describe_tree``)."""
+        return self._supervisor
+
     # --- the actor --------------------------------------------------------------------------
 
     async def init(self) -> None:
         """Start the session supervisor and the expiry sweep."""
-        template = ChildSpec.for_actor(
-            "session",
-            functools.partial(Session, handler=self._handler, options=self._options),
-            restart="temporary",
-        )
+        template = ChildSpec.for_actor("session", self._build_session, restart="temporary")
         supervisor = Supervisor([template], strategy="simple_one_for_one")
         started = await self.start_task(functools.partial(supervisor.run, name=None))
         self._supervisor = typing.cast("ActorRef", started)
@@ -415,6 +429,13 @@ class SessionManager(Actor):
 
     # --- internals --------------------------------------------------------------------------
 
+    def _build_session(self, stream: MessageStream) -> Session:
+        # Runs inside start_child, which _create awaits one at a time: the session built
+        # last is the one that start_child returns.
+        session = Session(stream, handler=self._handler, options=self._options)
+        self._built = session
+        return session
+
     async def _create(self, message: _Create) -> SessionRecord:
         if self.phase is DRAINING:
             self._counts["refused"] += 1
@@ -438,7 +459,8 @@ class SessionManager(Actor):
         info = await start_child(self._supervisor, args=(message.stream,))
         ref = typing.cast("ActorRef", info.value)
         stream = typing.cast("ManagedStream", message.stream)
-        record = SessionRecord(message.session_id, stream, ref)
+        record = SessionRecord(message.session_id, stream, ref, self._built)
+        self._built = None
         self.table._add(record)
         self._by_ref[ref] = message.session_id
         monitor(ref)
