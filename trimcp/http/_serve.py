@@ -58,10 +58,15 @@ _FRAMING_ALLOWANCE: typing.Final = 64 * 1024
 @typing.final
 @dataclass(slots=True)
 class HttpListener:
-    """What a started listener tells its starter: where it listens, and its manager."""
+    """What a started listener tells its starter: where it listens, its manager, its store.
+
+    ``bound`` turns False when the listener stops (or crashes): its sockets are closed then.
+    """
 
     urls: list[str]
     manager: SessionManager
+    store: EventStore | None = None
+    bound: bool = True
 
     @property
     def url(self) -> str:
@@ -148,30 +153,37 @@ def http_listener_spec(
         app = McpHttpApp(
             manager, options, chosen_store, max_message_size=per_session.max_message_size
         )
-        async with _verifier_closed(options.auth), trio.open_nursery() as nursery:
-            if engine == "hypercorn":
-                config = _hypercorn_config(host, port)
-                # hypercorn refuses larger WebSocket messages itself (1009).
-                config.websocket_max_message_size = per_session.max_message_size
-                try:
-                    binds = typing.cast("list[str]", await nursery.start(serve, app, config))
-                # hypercorn binds inside nurseries of its own: the OSError comes in a group.
-                except* OSError as group:
-                    raise _cannot_listen(_first(group), host, port) from group
-            else:
-                h1 = dataclasses.replace(
-                    connections,
-                    max_message_size=per_session.max_message_size,
-                    # The chunked bytes on the wire: the body limit plus room for framing.
-                    max_body_size=options.max_body_size + _FRAMING_ALLOWANCE,
-                )
-                binds = await _start_h1(nursery, app, host, port, h1)
-            urls = [bind.rstrip("/") + options.path for bind in binds]
-            logger.info("MCP over Streamable HTTP at %s", ", ".join(urls))
-            listener = HttpListener(urls, manager)
-            if on_started is not None:
-                on_started(listener)
-            task_status.started(listener)
+        # Marked unbound when the server stops, however it stops (its sockets are closed).
+        started: list[HttpListener] = []
+        try:
+            async with _verifier_closed(options.auth), trio.open_nursery() as nursery:
+                if engine == "hypercorn":
+                    config = _hypercorn_config(host, port)
+                    # hypercorn refuses larger WebSocket messages itself (1009).
+                    config.websocket_max_message_size = per_session.max_message_size
+                    try:
+                        binds = typing.cast("list[str]", await nursery.start(serve, app, config))
+                    # hypercorn binds inside nurseries of its own: the OSError comes in a group.
+                    except* OSError as group:
+                        raise _cannot_listen(_first(group), host, port) from group
+                else:
+                    h1 = dataclasses.replace(
+                        connections,
+                        max_message_size=per_session.max_message_size,
+                        # The chunked bytes on the wire: the body limit plus room for framing.
+                        max_body_size=options.max_body_size + _FRAMING_ALLOWANCE,
+                    )
+                    binds = await _start_h1(nursery, app, host, port, h1)
+                urls = [bind.rstrip("/") + options.path for bind in binds]
+                logger.info("MCP over Streamable HTTP at %s", ", ".join(urls))
+                listener = HttpListener(urls, manager, chosen_store)
+                started.append(listener)
+                if on_started is not None:
+                    on_started(listener)
+                task_status.started(listener)
+        finally:
+            if started:
+                started[0].bound = False
 
     children = [
         ChildSpec.for_actor("session-manager", build_manager),

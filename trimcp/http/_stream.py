@@ -127,6 +127,16 @@ class HttpSessionStream:
         """True once the session's stream is closed (it ended, expired or was deleted)."""
         return self._closed
 
+    @property
+    def open_streams(self) -> int:
+        """Response streams open now: one per unanswered POST, plus an attached GET stream.
+
+        (``trimcp.sessions.StreamCounter``, for the admin app's session list.)
+        """
+        open_posts = len({id(stream) for stream in self._by_request.values()})
+        standalone = self.standalone
+        return open_posts + (1 if standalone is not None and standalone.attached else 0)
+
     def in_flight(self, request_id: RequestId) -> bool:
         """Tell whether a request with this id still awaits its response here."""
         return request_id in self._by_request
