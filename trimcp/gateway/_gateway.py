@@ -154,6 +154,19 @@ class Gateway:
         """What is offered now."""
         return self._catalog.view
 
+    def transport_of(self, backend: str) -> str | None:
+        """How a backend is reached: ``stdio``, ``http``, ``websocket`` or ``in-process``."""
+        config = self._servers.get(backend)
+        if config is None:
+            return None
+        if backend in self._local and config.command == IN_PROCESS:
+            return "in-process"
+        return config.transport
+
+    def subscription_count(self, session: SessionHandle) -> int:
+        """Resources ``session`` is subscribed to through the gateway (read-only look)."""
+        return sum(1 for members in self._subscriptions.values() if session in members)
+
     def parked_calls(self) -> ParkedStatistics:
         """The backend calls of 2026-07-28 callers: running, and parked for their input."""
         return self._parked.statistics()
