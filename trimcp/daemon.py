@@ -73,6 +73,7 @@ from typing import TYPE_CHECKING, NoReturn, final
 import trio
 
 from trimcp.actors import SHUTDOWN, whereis
+from trimcp.admin import AdminTargets, ListenerWatch, ReloadLog, admin_spec, load_admin_token
 from trimcp.auth import check_exposure, resource_server_from_config
 from trimcp.client import load_client_config
 from trimcp.config import setting_error
@@ -128,6 +129,8 @@ _PATTERN_KEYS = (
     ("http", "allowed_origins"),
     ("websocket", "allowed_hosts"),
     ("websocket", "allowed_origins"),
+    ("admin", "allowed_hosts"),
+    ("admin", "allowed_origins"),
 )
 _PATTERN_SYNTAX = {
     "allowed_hosts": 'a host pattern: "host", "host:port" or "host:*" (IPv6 in brackets), or'
@@ -177,6 +180,8 @@ def check_config(config: SysConfig) -> None:
     """
     check_exposure(config)
     resource_server_from_config(config)
+    if config.admin.enabled:
+        load_admin_token(config)
     if config.skills.enabled:
         _skills_roots(config)
     for table, key in _PATTERN_KEYS:
@@ -294,11 +299,16 @@ class Daemon:
             served as it is, or nothing is served.
         upstreams: the upstreams given to :func:`build_daemon`, used again on every reload
             (tests); None: the files are re-read.
+        reloads: what each reload did to the upstreams (the admin app's ``POST /reload``
+            reports it).
+        admin: what the admin app looks at, when ``[admin] enabled``.
     """
 
     children: list[ChildSpec]
     gateway: Gateway | None = None
     upstreams: ClientConfig | None = None
+    reloads: ReloadLog = dataclasses.field(default_factory=ReloadLog)
+    admin: AdminTargets | None = None
 
     async def reload(self, config: SysConfig) -> ReloadReport | None:
         """Apply the upstreams and ``[gateway]`` of a re-read ``config`` to the gateway.
@@ -316,6 +326,7 @@ class Daemon:
                 " as they are\n%s",
                 exc,
             )
+            self.reloads.record(None, str(exc))
             return None
         if self.gateway is None:
             if upstreams.servers:
@@ -324,8 +335,11 @@ class Daemon:
                     " its [server] object alone until it restarts",
                     ", ".join(upstreams.servers),
                 )
+            self.reloads.record(None)
             return None
-        return await self.gateway.reload(upstreams, config.gateway)
+        report = await self.gateway.reload(upstreams, config.gateway)
+        self.reloads.record(report)
+        return report
 
 
 def daemon_children(config: SysConfig, *, upstreams: ClientConfig | None = None) -> list[ChildSpec]:
@@ -376,7 +390,8 @@ def build_daemon(config: SysConfig, *, upstreams: ClientConfig | None = None) ->
             name=config.application.name,
             version=_version(),
         )
-    children = _listeners(config, handler)
+    watches = _watches(config) if config.admin.enabled else {}
+    children = _listeners(config, handler, watches)
     if not children:
         if described:
             logger.warning(
@@ -398,12 +413,44 @@ def build_daemon(config: SysConfig, *, upstreams: ClientConfig | None = None) ->
         "backends: %s",
         "; ".join(described) or "none (configure [upstreams], mcpServers files or [skills])",
     )
+    gateway = handler if isinstance(handler, Gateway) else None
     if isinstance(handler, MCPServer):
         children.insert(0, handler.notification_spec(NotificationHub()))
-    elif isinstance(handler, Gateway):
-        children.insert(0, handler.spec())
-        return Daemon(children, handler, fixed)
-    return Daemon(children, upstreams=fixed)
+    elif gateway is not None:
+        children.insert(0, gateway.spec())
+    daemon = Daemon(children, gateway, fixed)
+    if config.admin.enabled:
+        targets = AdminTargets(
+            listeners=list(watches.values()),
+            gateway=gateway,
+            reloads=daemon.reloads,
+            restart_needed=restart_needed,
+            version=_version(),
+        )
+        # Last: it starts once everything it looks at runs, and stops first.
+        children.append(admin_spec(config, targets))
+        daemon = dataclasses.replace(daemon, admin=targets)
+    return daemon
+
+
+def _watches(config: SysConfig) -> dict[str, ListenerWatch]:
+    """A ``ListenerWatch`` per enabled listener, for the admin app."""
+    watches: dict[str, ListenerWatch] = {}
+    if config.http.enabled:
+        http = config.http
+        watches["http"] = ListenerWatch(
+            "http",
+            "http",
+            _address(config, "http"),
+            store_limit=http.max_event_store_bytes if http.resumable else None,
+        )
+    if config.websocket.enabled:
+        watches["websocket"] = ListenerWatch(
+            "websocket", "websocket", _address(config, "websocket")
+        )
+    if config.stdio.enabled:
+        watches["stdio"] = ListenerWatch("stdio", "stdio", "stdio")
+    return watches
 
 
 def _upstreams(config: SysConfig) -> ClientConfig:
@@ -658,7 +705,9 @@ def _library_folders() -> tuple[str, ...]:
 # --- the listeners --------------------------------------------------------------------------
 
 
-def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
+def _listeners(
+    config: SysConfig, handler: RequestHandler, watches: dict[str, ListenerWatch]
+) -> list[ChildSpec]:
     options = _session_options(config.sessions, handler)
     limits = SessionLimits(
         idle_timeout=config.sessions.idle_timeout, max_sessions=config.sessions.max_sessions
@@ -686,6 +735,7 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
         children.append(
             http_listener_spec(
                 handler,
+                on_started=watches["http"].http_started if "http" in watches else None,
                 engine=http.engine,
                 connections=H1Settings(
                     max_connections=http.max_connections,
@@ -702,9 +752,13 @@ def _listeners(config: SysConfig, handler: RequestHandler) -> list[ChildSpec]:
             )
         )
     if config.websocket.enabled:
-        children.append(_websocket_spec(handler, config.websocket, options, limits))
+        children.append(
+            _websocket_spec(handler, config.websocket, options, limits, watches.get("websocket"))
+        )
     if config.stdio.enabled:
-        children.append(_stdio_spec(handler, options, config.application.name))
+        children.append(
+            _stdio_spec(handler, options, config.application.name, watches.get("stdio"))
+        )
     return children
 
 
@@ -726,6 +780,7 @@ def _websocket_spec(
     settings: WebSocketSettings,
     options: SessionOptions,
     limits: SessionLimits,
+    watch: ListenerWatch | None = None,
 ) -> ChildSpec:
     """Return the WebSocket listener's supervisor, shaped like the HTTP listener's.
 
@@ -746,16 +801,20 @@ def _websocket_spec(
         async def on_stream(stream: WebSocketStream) -> None:
             await _serve_connection(manager, stream)
 
-        await serve_websocket(
-            on_stream,
-            host=settings.host,
-            port=settings.port,
-            path=settings.path,
-            allowed_hosts=settings.allowed_hosts,
-            allowed_origins=settings.allowed_origins,
-            max_message_size=options.max_message_size,
-            task_status=task_status,
-        )
+        try:
+            await serve_websocket(
+                on_stream,
+                host=settings.host,
+                port=settings.port,
+                path=settings.path,
+                allowed_hosts=settings.allowed_hosts,
+                allowed_origins=settings.allowed_origins,
+                max_message_size=options.max_message_size,
+                task_status=_Noting(task_status, watch, manager),
+            )
+        finally:
+            if watch is not None:
+                watch.stopped()
 
     children = [
         ChildSpec.for_actor("session-manager", build_manager),
@@ -776,9 +835,40 @@ async def _serve_connection(manager: SessionManager, stream: WebSocketStream) ->
     await record.ref.wait_exited()
 
 
-def _stdio_spec(handler: RequestHandler, options: SessionOptions, application: str) -> ChildSpec:
+@final
+class _Noting(trio.TaskStatus["WebSocketServerInfo"]):
+    """Passes the WebSocket listener's start on, telling the admin app's watch where it is."""
+
+    def __init__(
+        self,
+        inner: trio.TaskStatus[WebSocketServerInfo],
+        watch: ListenerWatch | None,
+        manager: SessionManager,
+    ) -> None:
+        self._inner = inner
+        self._watch = watch
+        self._manager = manager
+
+    def started(self, value: WebSocketServerInfo | None = None) -> None:
+        if self._watch is not None and value is not None:
+            self._watch.started(value.url, self._manager)
+        self._inner.started(value)  # type: ignore[arg-type]
+
+
+def _stdio_spec(
+    handler: RequestHandler,
+    options: SessionOptions,
+    application: str,
+    watch: ListenerWatch | None = None,
+) -> ChildSpec:
     async def serve() -> None:
-        await serve_stdio(handler, options=options)
+        if watch is not None:
+            watch.started("stdio")
+        try:
+            await serve_stdio(handler, options=options)
+        finally:
+            if watch is not None:
+                watch.stopped()
         # A stdio server's client owns the process: when it closes stdin, the daemon goes.
         logger.info("stdin closed: stopping %s", application)
         root = whereis(application)
