@@ -1,0 +1,122 @@
+"""Upstreams as the admin app reports them: a real process killed past its restart intensity.
+
+The gateway runs under the admin app with a restart intensity of 1 in 60 s: the first kill
+is restarted, the second makes the connection give up (``failed``). ``/readyz`` must say so
+within a second of that kill, ``/status`` must show it failed with the signal that killed
+it, and ``/metrics`` must put its state gauge on ``failed``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+import trio
+from prometheus_client.parser import text_string_to_metric_families
+
+from trimcp.admin import AdminTargets, serve_admin
+from trimcp.client import BackoffPolicy
+from trimcp.config import AdminSettings, SysConfig
+from trimcp.gateway import Gateway
+from trimcp.supervision import ChildSpec, open_application, which_children
+
+from ._harness import tiny
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+pytestmark = pytest.mark.slow
+
+
+async def _status(client: httpx.AsyncClient) -> dict[str, object]:
+    answer = await client.get("/status")
+    assert answer.status_code == 200
+    body: dict[str, object] = answer.json()
+    return body
+
+
+async def _upstream(client: httpx.AsyncClient) -> dict[str, object]:
+    upstreams = (await _status(client))["upstreams"]
+    assert isinstance(upstreams, list)
+    (entry,) = upstreams
+    assert isinstance(entry, dict)
+    return entry
+
+
+async def _until(
+    client: httpx.AsyncClient, state: str, not_pid: object = None
+) -> dict[str, object]:
+    with trio.fail_after(20):
+        while True:
+            entry = await _upstream(client)
+            if entry["state"] == state and entry["pid"] != not_pid:
+                return entry
+            await trio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def _serving(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
+    config = SysConfig(admin=AdminSettings(enabled=True, port=0))
+    targets = AdminTargets(gateway=gateway)
+    children = [gateway.spec(), ChildSpec("admin", serve_admin, args=(config, targets))]
+    async with open_application(config, children=children) as app:
+        infos = {info.id: info.value for info in await which_children(app.supervisor)}
+        urls = infos["admin"]
+        assert isinstance(urls, list)
+        await gateway.wait_settled()
+        async with httpx.AsyncClient(base_url=urls[0], timeout=10) as client:
+            yield client
+        app.request_stop()
+
+
+async def test_readyz_turns_503_within_a_second_of_the_upstream_giving_up() -> None:
+    gateway = Gateway({"tiny": tiny()}, backoff=BackoffPolicy(initial=0.05, intensity=1))
+    async with _serving(gateway) as client:
+        first = await _until(client, "connected")
+        assert (await client.get("/readyz")).status_code == 200
+        os.kill(int(str(first["pid"])), signal.SIGKILL)
+        second = await _until(client, "connected", not_pid=first["pid"])
+        assert second["restarts"] == 1
+        assert (await client.get("/readyz")).status_code == 200
+        os.kill(int(str(second["pid"])), signal.SIGKILL)
+        killed_at = trio.current_time()
+        with trio.fail_after(5):
+            while True:
+                ready = await client.get("/readyz")
+                if ready.status_code != 200:
+                    break
+                await trio.sleep(0.01)
+        assert trio.current_time() - killed_at < 1.0
+        assert ready.status_code == 503
+        body = ready.json()
+        assert body["ready"] is False
+        (reason,) = body["not_ready"]
+        assert reason.startswith("upstream tiny: failed: restart intensity exceeded")
+        failed = await _upstream(client)
+        assert failed["state"] == "failed"
+        assert failed["pid"] is None
+        assert failed["exit_signal"] == "SIGKILL"
+        assert failed["failure"] is not None
+        status = await _status(client)
+        assert status["health"] == {"healthy": True, "ready": False, "not_ready": [reason]}
+        metrics = (await client.get("/metrics")).text
+        states = {
+            s.labels["state"]: s.value
+            for f in text_string_to_metric_families(metrics)
+            if f.name == "trimcp_upstream_state"
+            for s in f.samples
+        }
+        assert states == {
+            "connecting": 0,
+            "connected": 0,
+            "reconnecting": 0,
+            "failed": 1,
+            "stopped": 0,
+        }
+        # A manual restart brings it back: ready again.
+        restarted = await client.post("/upstreams/tiny/restart")
+        assert restarted.status_code == 403  # no token configured for this app
