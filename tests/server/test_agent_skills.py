@@ -15,14 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trimcp.errors import InvalidParams
-from trimcp.server import _agent_skills
-from trimcp.server._agent_skills import (
-    DIRECTORY_MIME_TYPE,
-    EXTENSION_ID,
-    SkillDirectory,
-    _parse_frontmatter,
-    _Skipped,
-)
+from trimcp.server import _agent_skills, _skill_jail
+from trimcp.server._agent_skills import DIRECTORY_MIME_TYPE, EXTENSION_ID, SkillDirectory
+from trimcp.server._skill_frontmatter import Skipped, parse_frontmatter
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -104,7 +99,7 @@ def test_a_missing_root_or_a_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_without_pyyaml_construction_says_how_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_agent_skills, "_yaml", lambda: None)
+    monkeypatch.setattr(_agent_skills, "yaml_module", lambda: None)
     with pytest.raises(ValueError, match=r"trimcp\[yaml\]"):
         SkillDirectory(tmp_path)
 
@@ -552,7 +547,7 @@ def test_a_swap_between_the_containment_check_and_the_open_is_not_followed(
 ) -> None:
     """The race the O_NOFOLLOW walk closes: realpath saw the old tree, open sees the new."""
     directory = SkillDirectory(root)
-    monkeypatch.setattr(_agent_skills, "_real_parts", lambda _root, parts: tuple(parts))
+    monkeypatch.setattr(_skill_jail, "real_parts", lambda _root, parts: tuple(parts))
     write(outside.parent, "FORMS.md", MARKER)
     references = root / "pdf-processing" / "references"
     (references / "FORMS.md").unlink()
@@ -668,7 +663,7 @@ def test_frontmatter_is_yaml_1_2_core_as_the_conformance_suite_reads_it() -> Non
         "---\nname: n\ndescription: d\nflag: yes\noctal: 010\nlate: 0o17\nwhen: 2024-01-01\n"
         "neg: -0\nnothing:\nlist: [a, 1, true]\nnested:\n  k: v\n---\nbody\n"
     )
-    frontmatter = _parse_frontmatter("\ufeff" + text)
+    frontmatter = parse_frontmatter("\ufeff" + text)
     assert frontmatter == {
         "name": "n",
         "description": "d",
@@ -688,8 +683,8 @@ def test_frontmatter_is_yaml_1_2_core_as_the_conformance_suite_reads_it() -> Non
 @given(st.text(max_size=200))
 def test_any_frontmatter_text_parses_or_is_skipped_with_a_reason(body: str) -> None:
     try:
-        value = _parse_frontmatter(f"---\n{body}\n---\n")
-    except _Skipped as exc:
+        value = parse_frontmatter(f"---\n{body}\n---\n")
+    except Skipped as exc:
         reason = str(exc)
         assert reason
     else:

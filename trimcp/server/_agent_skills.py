@@ -39,31 +39,44 @@ This module knows no transport and no trio: it returns result objects (no ``resu
 ``ttlMs`` or ``cacheScope``, which the server adds) and raises ``InvalidParams``. It reads
 files synchronously (a scan of a big folder blocks: run ``rescan`` in a thread if that
 matters), needs POSIX (``O_NOFOLLOW``, ``dir_fd``) and PyYAML (``trimcp[yaml]``).
+
+Here: scanning a folder into skills, the catalog, and the methods. The ``skill://`` URI
+checks are in ``_skill_uris``, the frontmatter in ``_skill_frontmatter``, and the reads
+inside the jail in ``_skill_jail``.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
-import errno
-import functools
 import hashlib
-import importlib
 import logging
-import math
-import mimetypes
 import os
-import re
-import stat
-import string
 import typing
-import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any
 
 from trimcp.errors import InvalidCursor, InvalidParams
 from trimcp.protocol import ResourceContents
 from trimcp.server._pagination import CursorCodec, Paginator, snapshot_of
+from trimcp.server._skill_frontmatter import (
+    Skipped,
+    check_frontmatter,
+    parse_frontmatter,
+    yaml_module,
+)
+from trimcp.server._skill_jail import (
+    DIR_FLAGS,
+    SKILL_FILE,
+    Unreadable,
+    is_text,
+    mime_type,
+    name_problem,
+    open_folder,
+    read_regular,
+    real_parts,
+    why_not_opened,
+)
+from trimcp.server._skill_uris import check_uri, shown, uri_of
 
 if typing.TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -79,420 +92,42 @@ __all__ = [
     "SkillDirectory",
 ]
 
+
 logger = logging.getLogger(__name__)
+
+
 T = typing.TypeVar("T")
+
 
 #: The extension identifier, the key under ``capabilities.extensions`` (SEP-2640 header).
 EXTENSION_ID = "io.modelcontextprotocol/skills"
+
+
 SKILLS_LIST = "skills/list"
+
+
 SKILLS_GET = "skills/get"
+
+
 DIRECTORY_READ = "resources/directory/read"
+
+
 #: SEP-2640 > Directory Listing > Directory resources.
 DIRECTORY_MIME_TYPE = "inode/directory"
 
-_SKILL_FILE = "SKILL.md"
-_SCHEME = "skill://"
+
 # The conformance suite's SHOULD NOT limits (sep-2640-limit-resources-per-skill, -total-size).
 _MAX_SKILL_FILES = 512
+
+
 _MAX_SKILL_SIZE = 16 * 1024 * 1024
+
+
 # Walk bounds, so that a root pointed at a home folder costs a bounded scan.
 _MAX_WALK_ENTRIES = 100_000
+
+
 _MAX_DEPTH = 32
-# Agent Skills frontmatter is a name, a description (<= 1024) and a little metadata.
-_MAX_FRONTMATTER = 64 * 1024
-_MAX_NESTING = 32
-_MAX_DESCRIPTION = 1024
-_MAX_URI_LENGTH = 4096
-# Agent Skills "name" field: 1-64 of a-z 0-9 -, no leading, trailing or doubled hyphen
-# (https://agentskills.io/specification#name-field; the conformance suite's regex).
-_NAME = re.compile(r"(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
-# The conformance suite's frontmatter extraction, so both sides see the same block.
-_FRONTMATTER = re.compile(r"---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-
-# RFC 3986 section 3.3 pchar minus "%", and section 3.2.2 reg-name for the first segment,
-# which sits in the authority (SEP-2640 > Resource Mapping: it SHOULD be a valid reg-name).
-_PCHAR_SAFE = "-._~!$&'()*+,;=:@"
-_REG_NAME_SAFE = "-._~!$&'()*+,;="
-_URI_CHARS = frozenset(string.ascii_letters + string.digits + _PCHAR_SAFE + "/%")
-_PERCENT_OK = re.compile(r"(?:[^%]|%[0-9A-Fa-f]{2})*")
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# Never through a symlink (ELOOP), never waiting on a FIFO (O_NONBLOCK), never a terminal.
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_SWAPPED = frozenset({errno.ELOOP, errno.ENOTDIR, errno.EMLINK})
-
-# mimetypes' built-in table only (not the host's /etc/mime.types), plus what skills hold.
-_MIME_DB = mimetypes.MimeTypes()
-_MIME_TYPES = {
-    ".md": "text/markdown",
-    ".markdown": "text/markdown",
-    ".txt": "text/plain",
-    ".py": "text/x-python",
-    ".sh": "text/x-shellscript",
-    ".json": "application/json",
-    ".yaml": "application/yaml",
-    ".yml": "application/yaml",
-    ".toml": "application/toml",
-    ".csv": "text/csv",
-    ".js": "text/javascript",
-    ".ts": "text/x-typescript",
-}
-_TEXT_TYPES = frozenset(
-    {"application/json", "application/yaml", "application/toml", "application/xml"}
-    | {"application/javascript", "application/x-sh", "image/svg+xml"}
-)
-_OCTET_STREAM = "application/octet-stream"
-
-
-class _Unreadable(Exception):
-    """A file or folder could not be read safely; the message says why."""
-
-
-class _Skipped(Exception):
-    """A skill cannot be served as found; the message says why."""
-
-
-# --- skill:// URIs ---------------------------------------------------------------------------
-
-
-def _quote(segment: str, *, first: bool) -> str:
-    return urllib.parse.quote(segment, safe=_REG_NAME_SAFE if first else _PCHAR_SAFE)
-
-
-def _uri_of(parts: Sequence[str]) -> str:
-    return _SCHEME + "/".join(_quote(part, first=i == 0) for i, part in enumerate(parts))
-
-
-def _shown(uri: str) -> str:
-    return repr(uri if len(uri) <= 120 else uri[:117] + "...")
-
-
-def _refused(uri: str, why: str) -> InvalidParams:
-    return InvalidParams(f"{_shown(uri)} refused: {why}")
-
-
-def _check_segment(uri: str, segment: str, *, first: bool) -> None:
-    if segment in {".", ".."}:
-        raise _refused(uri, "a '.' or '..' segment; skill URIs name files below a skill only")
-    if not _PERCENT_OK.fullmatch(segment):
-        raise _refused(uri, "a '%' not followed by two hex digits (RFC 3986 section 2.1)")
-    try:
-        text = urllib.parse.unquote(segment, errors="strict")
-    except UnicodeDecodeError:
-        raise _refused(uri, "percent-encoded bytes that are not UTF-8") from None
-    if text in {".", ".."}:
-        raise _refused(uri, "a percent-encoded '.' or '..' segment (path traversal)")
-    if "/" in text or "\\" in text:
-        raise _refused(uri, "a percent-encoded '/' or '\\' (a separator inside a segment)")
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
-        raise _refused(uri, "a percent-encoded control character such as NUL")
-    canonical = _quote(text, first=first)
-    if canonical != segment:
-        raise _refused(
-            uri, f"not in canonical form: write the segment {segment!r} as {canonical!r}"
-        )
-
-
-# Characters refused before the general check, each with its own reason.
-_REFUSED_CHARS = {
-    "\x00": "a NUL character",
-    "\\": "a backslash; segments are separated by '/' only",
-    "?": "a query, which skill URIs do not have",
-    "#": "a fragment, which skill URIs do not have",
-}
-
-
-def _check_uri(uri: object, what: str) -> str:
-    """Return ``uri`` if it is a well-formed, canonical skill URI; say what is wrong if not.
-
-    Passing says nothing about whether the URI is served: that is an exact lookup after.
-    """
-    if not isinstance(uri, str):
-        raise InvalidParams(f"{what} must be a string, a skill:// URI; got {type(uri).__name__}")
-    if len(uri) > _MAX_URI_LENGTH:
-        raise _refused(uri, f"longer than {_MAX_URI_LENGTH} characters")
-    if not uri.startswith(_SCHEME):
-        raise _refused(uri, "not a skill:// URI; skill files are skill://<skill-path>/<file>")
-    body = uri[len(_SCHEME) :]
-    for char, why in _REFUSED_CHARS.items():
-        if char in body:
-            raise _refused(uri, why)
-    bad = next((char for char in body if char not in _URI_CHARS), None)
-    if bad is not None:
-        raise _refused(uri, f"the character {bad!r}, which must be percent-encoded (RFC 3986)")
-    segments = body.split("/")
-    if not segments[0]:
-        raise _refused(uri, "no skill path after skill:// (an absolute path or an empty name)")
-    if "" in segments:
-        raise _refused(uri, "an empty segment ('//' or a trailing '/'); directories have none")
-    for i, segment in enumerate(segments):
-        _check_segment(uri, segment, first=i == 0)
-    return uri
-
-
-# --- frontmatter -----------------------------------------------------------------------------
-
-_PLAIN_TAG = "?plain"
-_STR_TAG = "tag:yaml.org,2002:str"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_MAP_TAG = "tag:yaml.org,2002:map"
-# YAML 1.2 core schema (YAML 1.2.2 section 10.3.2), which the conformance suite's parser
-# (npm "yaml") uses: PyYAML resolves YAML 1.1 (yes/no, 010 octal, dates), so plain scalars
-# are resolved here instead, and "frontmatter identical in content" holds on both sides.
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
-_BOOLS = {"true": True, "True": True, "TRUE": True}
-_BOOLS.update(dict.fromkeys(("false", "False", "FALSE"), False))
-_INT = re.compile(r"[-+]?[0-9]+")
-_OCT = re.compile(r"0o[0-7]+")
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_NON_FINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-
-
-@functools.cache
-def _yaml() -> Any:  # noqa: ANN401 - PyYAML is untyped (and optional: trimcp[yaml])
-    """Return the ``yaml`` module, or None if PyYAML is not installed."""
-    try:
-        return importlib.import_module("yaml")
-    except ImportError:
-        return None
-
-
-@functools.cache
-def _loader() -> Any:  # noqa: ANN401 - a subclass of PyYAML's untyped SafeLoader
-    """Return a SafeLoader that leaves plain scalars unresolved (tag ``?plain``)."""
-    yaml = _yaml()
-    base_resolve = yaml.SafeLoader.resolve
-    scalar_node = yaml.ScalarNode
-
-    def resolve(self: object, kind: object, value: str, implicit: tuple[bool, bool]) -> object:
-        if kind is scalar_node and implicit[0]:
-            return _PLAIN_TAG
-        return base_resolve(self, kind, value, implicit)
-
-    return type("_FrontmatterLoader", (yaml.SafeLoader,), {"resolve": resolve})
-
-
-def _core_number(text: str) -> int | float | None:
-    """Return the YAML 1.2 core int or float ``text`` spells, or None if it spells neither."""
-    if _NON_FINITE.fullmatch(text):
-        raise _Skipped(f"frontmatter holds {text}, which JSON cannot carry; quote it")
-    number: int | float | None = None
-    try:
-        if _INT.fullmatch(text):
-            # "-0" is negative zero to a JSON reader (JavaScript's -0), which only a float keeps.
-            number = int(text, 10) or (-0.0 if text.startswith("-") else 0)
-        elif _OCT.fullmatch(text) or _HEX.fullmatch(text):
-            number = int(text[2:], 8 if text[1] == "o" else 16)
-        elif _FLOAT.fullmatch(text):
-            number = float(text)
-    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
-        raise _Skipped(f"frontmatter holds the number {text[:40]}..., too long; quote it") from None
-    if isinstance(number, float) and math.isinf(number):
-        raise _Skipped(f"frontmatter holds {text[:40]}, too large for JSON; quote it")
-    return number
-
-
-def _core_scalar(text: str) -> JsonValue:
-    """Resolve a plain (unquoted, untagged) scalar per the YAML 1.2 core schema."""
-    if text in _NULLS:
-        return None
-    if text in _BOOLS:
-        return _BOOLS[text]
-    number = _core_number(text)
-    return text if number is None else number
-
-
-def _node_to_json(node: Any, seen: set[int], depth: int) -> JsonValue:  # noqa: ANN401
-    """Render a composed YAML node as JSON: strings, numbers, booleans, null, lists, maps."""
-    if id(node) in seen:
-        raise _Skipped("frontmatter uses a YAML alias (*name); write the value out instead")
-    seen.add(id(node))
-    if depth > _MAX_NESTING:
-        raise _Skipped(f"frontmatter nests deeper than {_MAX_NESTING} levels")
-    kind, tag = node.id, node.tag
-    if kind == "scalar" and tag == _PLAIN_TAG:
-        return _core_scalar(node.value)
-    if kind == "scalar" and tag == _STR_TAG:
-        return typing.cast("str", node.value)
-    if kind == "sequence" and tag == _SEQ_TAG:
-        return [_node_to_json(item, seen, depth + 1) for item in node.value]
-    if kind == "mapping" and tag == _MAP_TAG:
-        mapping: JsonObject = {}
-        for key_node, value_node in node.value:
-            key = _node_to_json(key_node, seen, depth + 1)
-            if not isinstance(key, str):
-                raise _Skipped(f"frontmatter has the key {key!r}, not a string; quote it")
-            if key in mapping:
-                raise _Skipped(f"frontmatter has the key {key!r} twice")
-            mapping[key] = _node_to_json(value_node, seen, depth + 1)
-        return mapping
-    raise _Skipped(f"frontmatter uses the YAML tag {tag}, which JSON cannot carry")
-
-
-def _parse_frontmatter(text: str) -> JsonObject:
-    """Return the frontmatter of a ``SKILL.md`` as JSON (YAML 1.2 core schema, no aliases).
-
-    Raises:
-        _Skipped: no ``---`` block, YAML errors, or something JSON cannot carry.
-    """
-    match = _FRONTMATTER.match(text.removeprefix("\ufeff"))
-    if match is None:
-        raise _Skipped("does not begin with a '---' line opening YAML frontmatter closed by '---'")
-    block = match.group(1)
-    if len(block) > _MAX_FRONTMATTER:
-        raise _Skipped(f"frontmatter is longer than {_MAX_FRONTMATTER} characters")
-    try:
-        # The loader's reader already refuses characters YAML does not allow, hence inside.
-        loader = _loader()(block)
-        try:
-            node = loader.get_single_node()
-        finally:
-            loader.dispose()
-    except RecursionError:
-        raise _Skipped("frontmatter nests too deeply") from None
-    except _yaml().YAMLError as exc:
-        raise _Skipped(f"frontmatter is not valid YAML: {exc}") from None
-    if node is None:
-        raise _Skipped("frontmatter is empty; it needs name and description")
-    value = _node_to_json(node, set(), 0)
-    if not isinstance(value, dict):
-        raise _Skipped("frontmatter is not a mapping of fields (name: ..., description: ...)")
-    return value
-
-
-def _check_frontmatter(frontmatter: JsonObject, folder: str) -> None:
-    """Check the Agent Skills fields the URI and the listing rely on (SEP-2640 > Skill Format)."""
-    name = frontmatter.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise _Skipped(
-            f"frontmatter name {name!r} is not 1-64 of a-z, 0-9 and single inner hyphens "
-            "(https://agentskills.io/specification#name-field)"
-        )
-    if name != folder:
-        raise _Skipped(
-            f"frontmatter name {name!r} differs from its folder {folder!r}; the final "
-            "skill-path segment must equal the name (SEP-2640 > Resource Mapping): rename one"
-        )
-    description = frontmatter.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise _Skipped("frontmatter has no description (a non-empty string)")
-    if len(description) > _MAX_DESCRIPTION:
-        raise _Skipped(f"frontmatter description is longer than {_MAX_DESCRIPTION} characters")
-
-
-# --- reading inside the jail -----------------------------------------------------------------
-
-
-def _why_not_opened(exc: OSError) -> str:
-    if exc.errno in _SWAPPED:
-        return "changed since the scan (a folder or the file is now a symlink); not followed"
-    if exc.errno == errno.ENOENT:
-        return "no longer exists"
-    return f"cannot be opened: {exc.strerror}"
-
-
-def _kind_of(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
-def _real_parts(root: str, parts: Sequence[str]) -> tuple[str, ...]:
-    """Return where ``parts`` leads below ``root`` once symlinks are resolved.
-
-    Raises:
-        _Unreadable: it leads to the root itself or outside it.
-    """
-    real = os.path.realpath(os.path.join(root, *parts))
-    if real == root or os.path.commonpath((root, real)) != root:
-        raise _Unreadable("leads outside the skills folder (a symlink); it is not served")
-    return tuple(os.path.relpath(real, root).split(os.sep))
-
-
-def _open_folder(root: str, parts: Sequence[str]) -> int:
-    """Open the folder ``parts`` below ``root`` one component at a time, never via a symlink."""
-    try:
-        fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)
-    except OSError as exc:
-        raise _Unreadable(f"the skills folder {root} {_why_not_opened(exc)}") from None
-    try:
-        for part in parts:
-            try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                raise _Unreadable(_why_not_opened(exc)) from None
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _read_regular(root: str, parts: Sequence[str], limit: int) -> tuple[bytes, os.stat_result]:
-    """Read the regular file at ``parts`` (after containment) if it holds <= ``limit`` bytes.
-
-    Raises:
-        _Unreadable: outside the root, swapped, not a regular file, over ``limit``.
-    """
-    real = _real_parts(root, parts)
-    dir_fd = _open_folder(root, real[:-1])
-    try:
-        fd = os.open(real[-1], _FILE_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        raise _Unreadable(_why_not_opened(exc)) from None
-    finally:
-        os.close(dir_fd)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _Unreadable(f"is {_kind_of(info.st_mode)}, not a regular file")
-        if info.st_size > limit:
-            raise _Unreadable(f"is {info.st_size} bytes, over max_file_size ({limit})")
-        chunks: list[bytes] = []
-        remaining = limit + 1
-        while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 16))):
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    except OSError as exc:  # EIO and the like, from fstat or read
-        raise _Unreadable(f"cannot be read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > limit:
-        raise _Unreadable(f"grew past max_file_size ({limit}) while being read")
-    return data, info
-
-
-def _mime_type(name: str) -> str:
-    if name == _SKILL_FILE:
-        return "text/markdown"
-    extension = os.path.splitext(name)[1].lower()
-    return _MIME_TYPES.get(extension) or _MIME_DB.guess_type(name)[0] or _OCTET_STREAM
-
-
-def _is_text(mime_type: str) -> bool:
-    return mime_type.startswith("text/") or mime_type in _TEXT_TYPES
-
-
-def _name_problem(name: str) -> str | None:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return "its name is not UTF-8"
-    if "\\" in name or any(ord(char) < 0x20 or ord(char) == 0x7F for char in name):
-        return "its name holds a backslash or a control character"
-    return None
-
-
-# --- scanning --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,10 +213,10 @@ class _Scanner:
         """List the files and folders below ``start``, bounded, without following folders.
 
         Raises:
-            _Unreadable: ``start`` cannot be opened (gone, or swapped for a symlink).
+            Unreadable: ``start`` cannot be opened (gone, or swapped for a symlink).
         """
         tree = _Tree(max_files)
-        fd = _open_folder(self.root, start)
+        fd = open_folder(self.root, start)
         try:
             self._walk_folder(fd, start, tree)
         finally:
@@ -602,7 +237,7 @@ class _Scanner:
                     entries.append(entry)
         for entry in sorted(entries, key=lambda entry: entry.name):
             child = (*parts, entry.name)
-            problem = _name_problem(entry.name)
+            problem = name_problem(entry.name)
             if problem is not None:
                 self.note(child, f"not served: {problem}")
             elif entry.is_symlink():
@@ -621,9 +256,9 @@ class _Scanner:
             self.note(child, f"not scanned: deeper than {_MAX_DEPTH} folders")
             return
         try:
-            child_fd = os.open(child[-1], _DIR_FLAGS, dir_fd=fd)
+            child_fd = os.open(child[-1], DIR_FLAGS, dir_fd=fd)
         except OSError as exc:
-            self.note(child, f"not scanned: {_why_not_opened(exc)}")
+            self.note(child, f"not scanned: {why_not_opened(exc)}")
             return
         tree.folders.append(child)
         try:
@@ -633,8 +268,8 @@ class _Scanner:
 
     def _walk_link(self, child: tuple[str, ...], tree: _Tree) -> None:
         try:
-            real = os.path.join(self.root, *_real_parts(self.root, child))
-        except _Unreadable as exc:
+            real = os.path.join(self.root, *real_parts(self.root, child))
+        except Unreadable as exc:
             self.note(child, f"not served: {exc}")
             return
         if os.path.isdir(real):
@@ -646,11 +281,11 @@ class _Scanner:
 
     def read(self, parts: tuple[str, ...]) -> tuple[bytes, _File, os.stat_result]:
         try:
-            data, info = _read_regular(self.root, parts, self.limits.max_file_size)
-        except _Unreadable as exc:
-            raise _Skipped(f"{'/'.join(parts)} {exc}") from None
+            data, info = read_regular(self.root, parts, self.limits.max_file_size)
+        except Unreadable as exc:
+            raise Skipped(f"{'/'.join(parts)} {exc}") from None
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        file = _File(parts, _uri_of(parts), len(data), digest, _mime_type(parts[-1]))
+        file = _File(parts, uri_of(parts), len(data), digest, mime_type(parts[-1]))
         self._digests[parts] = file
         return data, file, info
 
@@ -662,26 +297,26 @@ class _Scanner:
         """Read the skill in folder ``parts``: frontmatter, every file's digest and size.
 
         Raises:
-            _Skipped: what makes it unservable (frontmatter, a bound, an unreadable file).
+            Skipped: what makes it unservable (frontmatter, a bound, an unreadable file).
         """
-        skill_md = (*parts, _SKILL_FILE)
+        skill_md = (*parts, SKILL_FILE)
         data, first, info = self.read(skill_md)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise _Skipped("is not UTF-8 text") from None
-        frontmatter = _parse_frontmatter(text)
-        _check_frontmatter(frontmatter, parts[-1])
+            raise Skipped("is not UTF-8 text") from None
+        frontmatter = parse_frontmatter(text)
+        check_frontmatter(frontmatter, parts[-1])
         try:
             tree = self.walk(parts, self.limits.max_skill_files)
-        except _Unreadable as exc:
-            raise _Skipped(f"its folder {exc}") from None
+        except Unreadable as exc:
+            raise Skipped(f"its folder {exc}") from None
         if tree.truncated:
-            raise _Skipped(f"the skill has more than {self.limits.max_skill_files} files")
+            raise Skipped(f"the skill has more than {self.limits.max_skill_files} files")
         files = [first, *(self.file(path) for path in tree.files if path != skill_md)]
         total = sum(file.size for file in files)
         if total > self.limits.max_skill_size:
-            raise _Skipped(
+            raise Skipped(
                 f"the skill's files total {total} bytes, over {self.limits.max_skill_size}"
             )
         modified = datetime.datetime.fromtimestamp(info.st_mtime, tz=datetime.UTC)
@@ -696,9 +331,9 @@ class _Scanner:
 
     def skills(self) -> list[_Skill]:
         """Find and read every skill below the root, skipping (and noting) the bad ones."""
-        found = sorted(path[:-1] for path in self.walk(()).files if path[-1] == _SKILL_FILE)
+        found = sorted(path[:-1] for path in self.walk(()).files if path[-1] == SKILL_FILE)
         if found and not found[0]:
-            self.note((_SKILL_FILE,), "not served: the root holds no skill; put it in a folder")
+            self.note((SKILL_FILE,), "not served: the root holds no skill; put it in a folder")
             found = found[1:]
         if len(found) > self.limits.max_skills:
             self.note((), f"{len(found)} skills; serving the first {self.limits.max_skills}")
@@ -707,12 +342,9 @@ class _Scanner:
         for parts in found:
             try:
                 skills.append(self.skill(parts))
-            except _Skipped as exc:
-                self.note((*parts, _SKILL_FILE), f"skill skipped: {exc}")
+            except Skipped as exc:
+                self.note((*parts, SKILL_FILE), f"skill skipped: {exc}")
         return skills
-
-
-# --- the catalog -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -735,7 +367,7 @@ def _catalog_of(skills: Iterable[_Skill]) -> _Catalog:
         # Every level from the first segment down is a directory resource (SEP-2640 >
         # Directory Listing: the skill root and each subdirectory; prefixes are too).
         for depth in range(1, len(parts) + 1):
-            uri = _uri_of(parts[:depth])
+            uri = uri_of(parts[:depth])
             children.setdefault(uri, {})
             if depth > 1:
                 entry: JsonObject = {
@@ -743,7 +375,7 @@ def _catalog_of(skills: Iterable[_Skill]) -> _Catalog:
                     "name": parts[depth - 1],
                     "mimeType": DIRECTORY_MIME_TYPE,
                 }
-                children[_uri_of(parts[: depth - 1])][uri] = entry
+                children[uri_of(parts[: depth - 1])][uri] = entry
 
     for skill in ordered:
         for folder in skill.folders:
@@ -751,7 +383,7 @@ def _catalog_of(skills: Iterable[_Skill]) -> _Catalog:
         for file in skill.files:
             files[file.uri] = file
             add_folder(file.parts[:-1])
-            children[_uri_of(file.parts[:-1])][file.uri] = {
+            children[uri_of(file.parts[:-1])][file.uri] = {
                 "uri": file.uri,
                 "name": file.parts[-1],
                 "mimeType": file.mime_type,
@@ -826,7 +458,7 @@ class SkillDirectory:
         for bound, value in bounds.items():
             if value < 1:
                 raise ValueError(f"{bound} must be at least 1, not {value}")
-        if _yaml() is None:
+        if yaml_module() is None:
             raise ValueError("serving skills reads YAML frontmatter: pip install 'trimcp[yaml]'")
         self._root = os.path.realpath(os.fspath(root))
         self._limits = _Limits(max_file_size, max_skills, _MAX_SKILL_FILES, _MAX_SKILL_SIZE)
@@ -865,7 +497,7 @@ class SkillDirectory:
         scanner = _Scanner(self._root, self._limits)
         try:
             skills = scanner.skills()
-        except _Unreadable as exc:
+        except Unreadable as exc:
             raise ValueError(f"the skills folder {self._root} cannot be read: {exc}") from None
         self._catalog = _catalog_of(skills)
         self._problems = tuple(scanner.problems)
@@ -906,7 +538,7 @@ class SkillDirectory:
         args = _params(params, SKILLS_GET)
         if args.get("cursor") is not None:
             raise InvalidParams("skills/get takes no cursor: it returns one entry; pass only uri")
-        uri = _check_uri(args.get("uri"), "skills/get params.uri")
+        uri = check_uri(args.get("uri"), "skills/get params.uri")
         catalog = self._catalog
         skill = catalog.by_uri.get(uri)
         if skill is None:
@@ -914,10 +546,10 @@ class SkillDirectory:
         scanner = _Scanner(self._root, self._limits)
         try:
             fresh = scanner.skill(skill.parts)
-        except (_Skipped, _Unreadable) as exc:
+        except (Skipped, Unreadable) as exc:
             logger.warning("%s: skill dropped: %s", os.path.join(self._root, *skill.parts), exc)
             self._catalog = _catalog_of(s for s in catalog.skills if s.uri != uri)
-            raise InvalidParams(f"{_shown(uri)} is no longer served: {exc}") from None
+            raise InvalidParams(f"{shown(uri)} is no longer served: {exc}") from None
         if fresh != skill:
             self._catalog = _catalog_of(fresh if s.uri == uri else s for s in catalog.skills)
         return {"skill": fresh.entry()}
@@ -930,13 +562,13 @@ class SkillDirectory:
                 -32602 for anything not a directory resource), a bad or stale cursor.
         """
         args = _params(params, DIRECTORY_READ)
-        uri = _check_uri(args.get("uri"), "resources/directory/read params.uri")
+        uri = check_uri(args.get("uri"), "resources/directory/read params.uri")
         catalog = self._catalog
         children = catalog.folders.get(uri)
         if children is None:
             if uri in catalog.files:
-                raise InvalidParams(f"{_shown(uri)} is a file, not a directory; read it instead")
-            raise InvalidParams(f"{_shown(uri)} is not a directory this server serves")
+                raise InvalidParams(f"{shown(uri)} is a file, not a directory; read it instead")
+            raise InvalidParams(f"{shown(uri)} is not a directory this server serves")
         snapshot = snapshot_of([uri, *(typing.cast("str", child["uri"]) for child in children)])
         page = self._page(children, _cursor(args, DIRECTORY_READ), DIRECTORY_READ, snapshot)
         result: JsonObject = {"resources": [dict(child) for child in page.items]}
@@ -953,17 +585,17 @@ class SkillDirectory:
             InvalidParams: a hostile, unserved or directory URI, or a file that can no
                 longer be read safely (swapped for a symlink, grown past max_file_size).
         """
-        uri = _check_uri(uri, "resources/read params.uri")
+        uri = check_uri(uri, "resources/read params.uri")
         file = self._catalog.files.get(uri)
         if file is None:
             if uri in self._catalog.folders:
-                raise InvalidParams(f"{_shown(uri)} is a directory; list it with {DIRECTORY_READ}")
+                raise InvalidParams(f"{shown(uri)} is a directory; list it with {DIRECTORY_READ}")
             raise InvalidParams(self._not_served(uri))
         try:
-            data, _ = _read_regular(self._root, file.parts, self._limits.max_file_size)
-        except _Unreadable as exc:
-            raise InvalidParams(f"{_shown(uri)} cannot be read: it {exc}") from None
-        if _is_text(file.mime_type):
+            data, _ = read_regular(self._root, file.parts, self._limits.max_file_size)
+        except Unreadable as exc:
+            raise InvalidParams(f"{shown(uri)} cannot be read: it {exc}") from None
+        if is_text(file.mime_type):
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
@@ -991,16 +623,16 @@ class SkillDirectory:
 
     def _not_served(self, uri: str) -> str:
         return (
-            f"{_shown(uri)} is not a file this server serves; skills/list and "
+            f"{shown(uri)} is not a file this server serves; skills/list and "
             f"{DIRECTORY_READ} show what is (files added since the last scan need a rescan)"
         )
 
     def _not_a_skill(self, uri: str) -> str:
         if uri in self._catalog.files:
             return (
-                f"{_shown(uri)} is a file but not the SKILL.md of a served skill; pass "
+                f"{shown(uri)} is a file but not the SKILL.md of a served skill; pass "
                 "a uri from skills/list (a nested SKILL.md with bad frontmatter is a plain file)"
             )
-        if f"{uri}/{_SKILL_FILE}" in self._catalog.by_uri:
-            return f"{_shown(uri)} is a skill's folder; pass its SKILL.md, {uri}/{_SKILL_FILE}"
-        return f"{_shown(uri)} is not a skill this server serves; skills/list shows them"
+        if f"{uri}/{SKILL_FILE}" in self._catalog.by_uri:
+            return f"{shown(uri)} is a skill's folder; pass its SKILL.md, {uri}/{SKILL_FILE}"
+        return f"{shown(uri)} is not a skill this server serves; skills/list shows them"
