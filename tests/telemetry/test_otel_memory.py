@@ -10,6 +10,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from trimcp.client import ClientSessionOptions
 from trimcp.errors import JsonRpcError
 from trimcp.server import MCPServer
+from trimcp.telemetry import Peer
+from trimcp.telemetry._otel import MAX_SHAPES
 from trimcp.testing import open_client_pair
 
 if TYPE_CHECKING:
@@ -17,6 +19,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
 
     from tests.telemetry.conftest import Otel
+    from trimcp.protocol import JsonObject
 
 ERAS = ["2025-11-25", "2026-07-28"]
 
@@ -106,3 +109,22 @@ async def test_a_tool_error_and_a_json_rpc_error(otel: Otel, era: str) -> None:
     ]
     # The name a client sent for a prompt that does not exist stays out of the histogram.
     assert [attrs(p).get("gen_ai.prompt.name") for p in failed] == [None]
+
+
+def test_attribute_shapes_stay_bounded_under_ever_new_tool_names(otel: Otel) -> None:
+    observer = otel.observer
+    for number in range(MAX_SHAPES + 100):
+        params: JsonObject = {"name": f"tool-{number}", "arguments": {}}
+        probe = observer.server_request("tools/call", number, params, Peer("stdio"), None)
+        probe.finish("ok")
+        assert observer.statistics().shapes <= MAX_SHAPES
+    assert observer.statistics().shapes == 100  # started over once, at the bound
+    last = otel.spans()[-1]
+    assert last.name == f"tools/call tool-{MAX_SHAPES + 99}"
+    assert attrs(last)["gen_ai.tool.name"] == f"tool-{MAX_SHAPES + 99}"
+    # A repeated call reuses its shape.
+    again = observer.server_request("tools/call", 1, {"name": "tool-1"}, Peer("stdio"), None)
+    again.finish("ok")
+    again = observer.server_request("tools/call", 2, {"name": "tool-1"}, Peer("stdio"), None)
+    again.finish("ok")
+    assert observer.statistics().shapes == 101

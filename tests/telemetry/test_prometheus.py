@@ -80,3 +80,25 @@ def test_the_method_label_stays_bounded(methods: list[str]) -> None:
     assert labels <= MCP_METHODS | {"other"}
     unknown = [m for m in methods if m not in MCP_METHODS]
     assert ("other" in labels) == bool(unknown)
+
+
+def test_durations_fall_in_le_buckets_and_add_up() -> None:
+    registry = CollectorRegistry()
+    metrics = RequestMetrics(registry)
+    for seconds in (0.01, 0.015, 0.5, 400.0):
+        metrics._record("ping", "ok", seconds)
+    found = samples(registry)
+    hist = "trimcp_request_duration_seconds"
+
+    def bucket(le: str) -> float:
+        return found[hist + "_bucket", (("le", le), ("method", "ping"))]
+
+    assert bucket("0.01") == 1  # on the bound: "le" includes it
+    assert bucket("0.02") == 2
+    assert bucket("0.2") == 2
+    assert bucket("0.5") == 3
+    assert bucket("300.0") == 3
+    assert bucket("+Inf") == 4
+    assert found[hist + "_count", (("method", "ping"),)] == 4
+    assert found[hist + "_sum", (("method", "ping"),)] == pytest.approx(400.525)
+    assert found["trimcp_requests_total", (("method", "ping"), ("outcome", "ok"))] == 4

@@ -34,6 +34,7 @@ module only when it is asked for.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Self, final
 
 from opentelemetry import context as otel_context
@@ -58,9 +59,25 @@ if TYPE_CHECKING:
 
     from ._seam import ClientProbe, Outcome, Peer, RequestProbe, SessionProbe, Transport
 
-__all__ = ["OtelObserver"]
+__all__ = ["MAX_SHAPES", "OtelObserver", "OtelStatistics"]
 
 _SCOPE: Final = "trimcp"
+
+#: Attribute shapes kept per observer: a few per tool, prompt and method in practice; a
+#: client that sends ever new tool names fills it, and it starts over (no growth).
+MAX_SHAPES: Final = 1024
+
+# The methods whose params name their target (the span name's second word).
+_NAMED: Final = frozenset(("tools/call", "prompts/get"))
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class OtelStatistics:
+    """What an ``OtelObserver`` keeps: ``shapes``, attribute sets reused across requests."""
+
+    shapes: int
+
 
 Attributes = dict[str, "AttributeValue"]
 
@@ -90,6 +107,7 @@ class OtelObserver:
         "_resource_uri_in_span_name",
         "_server_duration",
         "_server_session",
+        "_shapes",
         "_tracer",
     )
 
@@ -127,6 +145,13 @@ class OtelObserver:
         # says otherwise), as the conventions ask.
         self._propagator = propagate.get_global_textmap()
         self._resource_uri_in_span_name = resource_uri_in_span_name
+        # (method, tool or prompt name, transport, version) -> (shared attributes, span name),
+        # at most MAX_SHAPES of them (``_shape``).
+        self._shapes: dict[tuple[str, object, str | None, str | None], tuple[Attributes, str]] = {}
+
+    def statistics(self) -> OtelStatistics:
+        """How many attribute shapes are kept (bounded by ``MAX_SHAPES``)."""
+        return OtelStatistics(shapes=len(self._shapes))
 
     def install(self) -> None:
         """Start recording (``trimcp.telemetry.install``)."""
@@ -161,21 +186,19 @@ class OtelObserver:
         protocol_version: str | None,
     ) -> RequestProbe:
         """Start the SERVER span, its parent taken from ``params._meta``."""
-        shared, target, uri = self._attributes(method, params, peer, protocol_version)
+        shared, name, uri = self._shape(method, params, peer, protocol_version)
         parent = None
         meta = None if params is None else params.get("_meta")
         if isinstance(meta, dict) and any(key in meta for key in TRACE_KEYS):
             parent = self._propagator.extract(meta)
+        # All attributes at the start: setting them later takes the span's lock once more.
         span_attributes = {**shared, "jsonrpc.request.id": str(request_id)}
         if uri is not None:
             span_attributes["mcp.resource.uri"] = uri
         if peer.session_id is not None:
             span_attributes["mcp.session.id"] = peer.session_id
         span = self._tracer.start_span(
-            _span_name(method, target),
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes=span_attributes,
+            name, context=parent, kind=SpanKind.SERVER, attributes=span_attributes
         )
         return _ServerSpan(span, self._server_duration, shared, time.perf_counter())
 
@@ -183,11 +206,9 @@ class OtelObserver:
         self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
     ) -> ClientProbe:
         """Start the CLIENT span, a child of the current one (a handler's SERVER span)."""
-        shared, target, uri = self._attributes(method, params, peer, protocol_version)
+        shared, name, uri = self._shape(method, params, peer, protocol_version)
         span_attributes = shared if uri is None else {**shared, "mcp.resource.uri": uri}
-        span = self._tracer.start_span(
-            _span_name(method, target), kind=SpanKind.CLIENT, attributes=span_attributes
-        )
+        span = self._tracer.start_span(name, kind=SpanKind.CLIENT, attributes=span_attributes)
         return _ClientSpan(
             span, self._client_duration, shared, self._propagator, time.perf_counter()
         )
@@ -200,11 +221,33 @@ class OtelObserver:
         """Time a client session."""
         return _SessionTiming(self._client_session, peer, time.perf_counter())
 
+    def _shape(
+        self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
+    ) -> tuple[Attributes, str, str | None]:
+        """Return the attributes spans and histograms share, the span name, and the resource
+        URI (spans only: the histograms' ``mcp.resource.uri`` is opt-in).
+
+        The first two are the same for every call of one tool (or prompt, or method) over
+        one transport and version: they are kept (``_shapes``) and shared, never changed.
+        """
+        name = None
+        if params is not None and method in _NAMED:
+            name = params.get("name")
+        key = (method, name, peer.transport, protocol_version)
+        shape = self._shapes.get(key)
+        if shape is not None:
+            return shape[0], shape[1], None
+        shared, target, uri = self._attributes(method, params, peer, protocol_version)
+        span_name = _span_name(method, target)
+        if uri is None:
+            if len(self._shapes) >= MAX_SHAPES:
+                self._shapes.clear()  # a client sending ever new names: start over
+            self._shapes[key] = (shared, span_name)
+        return shared, span_name, uri
+
     def _attributes(
         self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
     ) -> tuple[Attributes, str | None, str | None]:
-        """Return the attributes spans and histograms share, the span name's target, and
-        the resource URI (spans only: the histograms' ``mcp.resource.uri`` is opt-in)."""
         attributes: Attributes = {"mcp.method.name": method_label(method)}
         attributes.update(_TRANSPORT_ATTRIBUTES[peer.transport])
         if protocol_version is not None:

@@ -1,0 +1,69 @@
+"""The ``echo`` tool of ``trimcp_mcpserver.py`` over stdio, with the telemetry
+``TRIMCP_BENCH_TELEMETRY`` names (default ``off``):
+
+* ``off``: nothing installed (the slot stays None);
+* ``metrics``: ``trimcp.telemetry.RequestMetrics`` in a fresh Prometheus registry;
+* ``otel``: ``trimcp.telemetry.instrument`` with SDK providers: every span kept by an
+  ``InMemorySpanExporter`` (a ``SimpleSpanProcessor``, so the export is paid inline, in the
+  request), the histograms aggregated by an ``InMemoryMetricReader``;
+* ``otel10``: ``otel`` with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten
+  recorded (the histograms still see every request);
+* ``both``: ``metrics`` and ``otel`` together.
+
+Run by ``bench/telemetry.py``; exits when stdin closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+from trimcp.server import MCPServer
+
+server = MCPServer("trimcp-telemetry-echo", "1.0")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text it is given."""
+    return text
+
+
+def install(mode: str) -> None:
+    """Install the telemetry ``mode`` names (see the module docstring)."""
+    if mode in ("metrics", "both"):
+        from prometheus_client import CollectorRegistry
+
+        from trimcp.telemetry import RequestMetrics
+
+        RequestMetrics(CollectorRegistry()).install()
+    if mode in ("otel", "otel10", "both"):
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+        from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+        from trimcp import telemetry
+
+        ratio = 0.1 if mode == "otel10" else 1.0
+        tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
+        tracer_provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+        meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+        telemetry.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
+    if mode not in ("off", "metrics", "otel", "otel10", "both"):
+        raise SystemExit(f"unknown telemetry mode {mode!r}: off, metrics, otel, otel10, both")
+
+
+def main() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    install(os.environ.get("TRIMCP_BENCH_TELEMETRY", "off"))
+    server.run_stdio()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+"""What per-request telemetry costs a server: stdio ``tools/call`` with it off and on.
+
+Run from the repository root::
+
+    python bench/telemetry.py             # full run: 5 rounds, about 2 minutes
+    python bench/telemetry.py --quick     # smoke run: 1 round, few requests
+    python bench/telemetry.py --profile otel   # then py-spy one server in that mode
+
+One server script (``bench/servers/telemetry_echo.py``: ``MCPServer`` with an ``echo`` tool
+over stdio), started fresh for each measurement with the telemetry
+``TRIMCP_BENCH_TELEMETRY`` names:
+
+* **off**: nothing installed: the hot paths see an empty slot;
+* **metrics**: Prometheus ``RequestMetrics`` (a counter and a histogram per request);
+* **otel**: OpenTelemetry with SDK providers: a SERVER span per request exported inline to
+  an ``InMemorySpanExporter`` and ``mcp.server.operation.duration`` aggregated in memory;
+* **otel10**: otel with one trace in ten sampled (histograms for every request);
+* **both**: metrics and otel together.
+
+Beside them, the **OpenTelemetry SDK floor**: what the SDK alone costs per request in this
+process (``start_span`` with the same attributes, ``end`` into the same in-memory exporter,
+and one histogram ``record``), so that trimcp's part of the otel cost can be told apart.
+
+The client is ``bench/stdio.py``'s: one thread doing blocking I/O on the pipes, checking every
+answer, keeping D requests in flight (D = 1 and 32). Per measurement: requests/s, p50, and
+the server's CPU per request (``/proc/<pid>/stat`` utime + stime over the timed part; the
+server is one process, so its exporter's work is counted too). Rounds rotate the order of
+the modes; tables show medians, a ratio is the median of the per-round ratios with its
+range. The cost of a mode is its server CPU per request over off's, minus one: the targets
+are <= 5 % for metrics and <= 15 % for otel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import stdio  # bench/stdio.py: the server process and the load it is driven with
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+BENCH = Path(__file__).resolve().parent
+SPEC = stdio.ServerSpec(
+    "telemetry", "trimcp MCPServer echo", BENCH / "servers" / "telemetry_echo.py"
+)
+MODES = ("off", "metrics", "otel", "otel10", "both")
+DEPTHS = (1, 32)
+TARGETS = {"metrics": 0.05, "otel": 0.15}
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Sample:
+    rate: float
+    p50_ms: float
+    server_cpu_us: float
+
+
+@dataclass
+class Runs:
+    """Samples by (mode, depth), in round order (one per round)."""
+
+    samples: dict[tuple[str, int], list[Sample]] = field(default_factory=dict)
+
+    def add(self, mode: str, depth: int, sample: Sample) -> None:
+        self.samples.setdefault((mode, depth), []).append(sample)
+
+    def median(self, mode: str, depth: int, attr: str) -> float:
+        return statistics.median(getattr(s, attr) for s in self.samples[mode, depth])
+
+    def ratios(self, mode: str, depth: int, attr: str) -> list[float]:
+        ons, offs = self.samples[mode, depth], self.samples["off", depth]
+        return [getattr(a, attr) / getattr(b, attr) for a, b in zip(ons, offs, strict=True)]
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def measure(mode: str, requests: dict[int, int], warmup: int) -> dict[int, Sample]:
+    """One fresh server in ``mode``: handshake, warm-up, then one measurement per depth."""
+    os.environ["TRIMCP_BENCH_TELEMETRY"] = mode
+    server = stdio.ServerProcess(SPEC)
+    try:
+        server.handshake()
+        next_id = 10
+        stdio.drive(server, 32, warmup, next_id)
+        next_id += warmup
+        found = {}
+        for depth in DEPTHS:
+            before = cpu_seconds(server.proc.pid)
+            measured = stdio.drive(server, depth, requests[depth], next_id)
+            spent = cpu_seconds(server.proc.pid) - before
+            next_id += requests[depth]
+            found[depth] = Sample(
+                rate=measured.rate,
+                p50_ms=measured.p50_ms,
+                server_cpu_us=spent / requests[depth] * 1e6,
+            )
+        return found
+    finally:
+        server.close()
+
+
+def sdk_floor(requests: int = 5_000) -> float:
+    """µs of CPU the OpenTelemetry SDK alone spends on one request's span and histogram."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = tracer_provider.get_tracer("floor")
+    histogram = (
+        MeterProvider(metric_readers=[InMemoryMetricReader()])
+        .get_meter("floor")
+        .create_histogram("mcp.server.operation.duration", unit="s")
+    )
+    shared = {
+        "mcp.method.name": "tools/call",
+        "network.transport": "pipe",
+        "mcp.protocol.version": "2025-11-25",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "echo",
+    }
+    best = float("inf")
+    for _ in range(5):
+        exporter.clear()
+        started = time.process_time()
+        for number in range(requests):
+            attributes = {**shared, "jsonrpc.request.id": str(number), "mcp.session.id": "s-1"}
+            span = tracer.start_span("tools/call echo", kind=SpanKind.SERVER, attributes=attributes)
+            span.end()
+            histogram.record(0.001, shared)
+        best = min(best, (time.process_time() - started) / requests * 1e6)
+    return best
+
+
+def print_results(runs: Runs) -> None:
+    rows = [
+        [
+            mode,
+            str(depth),
+            f"{runs.median(mode, depth, 'rate'):,.0f}",
+            f"{runs.median(mode, depth, 'p50_ms'):.3f}",
+            f"{runs.median(mode, depth, 'server_cpu_us'):.1f}",
+        ]
+        for mode in MODES
+        for depth in DEPTHS
+    ]
+    stdio.print_table(["telemetry", "D", "req/s", "p50 ms", "server CPU µs/req"], rows)
+    print()
+    rows = []
+    for mode in MODES[1:]:
+        for depth in DEPTHS:
+            cpu = runs.ratios(mode, depth, "server_cpu_us")
+            rate = runs.ratios(mode, depth, "rate")
+            cost = statistics.median(cpu) - 1.0
+            target = TARGETS.get(mode)
+            verdict = "" if target is None else ("PASS" if cost <= target else "MISS")
+            rows.append(
+                [
+                    f"{mode} / off",
+                    str(depth),
+                    f"{statistics.median(rate):.3f}x ({min(rate):.3f}-{max(rate):.3f})",
+                    f"{statistics.median(cpu):.3f}x ({min(cpu):.3f}-{max(cpu):.3f})",
+                    f"{cost * 100:+.1f} %",
+                    "(none)" if target is None else f"<= {target * 100:.0f} %",
+                    verdict,
+                ]
+            )
+    stdio.print_table(
+        ["ratio", "D", "req/s (range)", "server CPU/req (range)", "cost", "target", "result"],
+        rows,
+    )
+
+
+def profile(mode: str, seconds: float) -> None:
+    """Sample one server in ``mode`` with py-spy while it serves D = 32 load."""
+    spy = shutil.which("py-spy")
+    if spy is None:
+        print("py-spy not found: no profile")
+        return
+    os.environ["TRIMCP_BENCH_TELEMETRY"] = mode
+    server = stdio.ServerProcess(SPEC)
+    out = Path(f"/tmp/trimcp-telemetry-{mode}.txt")
+    try:
+        server.handshake()
+        recorder = subprocess.Popen(
+            [spy, "record", "--pid", str(server.proc.pid), "--duration", str(int(seconds)),
+             "--rate", "200", "--nonblocking", "--format", "raw", "--output", str(out)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        next_id = 10
+        deadline = time.monotonic() + seconds + 1
+        while time.monotonic() < deadline and recorder.poll() is None:
+            stdio.drive(server, 32, 2000, next_id)
+            next_id += 2000
+        recorder.wait(timeout=30)
+    finally:
+        server.close()
+    print(f"py-spy samples (collapsed stacks) of mode {mode}: {out}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="one round, few requests")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds (default 5)")
+    parser.add_argument("--requests", type=int, default=20_000, help="requests at D = 32")
+    parser.add_argument("--profile", choices=MODES, help="then py-spy one server in this mode")
+    parser.add_argument("--profile-seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    repeats = 1 if args.quick else max(1, args.repeats)
+    n32 = 2_000 if args.quick else max(100, args.requests)
+    requests = {1: max(100, n32 // 4), 32: n32}
+    warmup = max(200, n32 // 10)
+    print(
+        f"# telemetry cost: {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {repeats} round(s), {requests[1]:,} requests at D=1 and "
+        f"{requests[32]:,} at D=32 per measurement"
+    )
+    runs = Runs()
+    for round_number in range(repeats):
+        shift = round_number % len(MODES)
+        for mode in MODES[shift:] + MODES[:shift]:
+            for depth, sample in measure(mode, requests, warmup).items():
+                runs.add(mode, depth, sample)
+        print(f"round {round_number + 1}/{repeats} done", file=sys.stderr)
+    print_results(runs)
+    print(f"\nOpenTelemetry SDK floor (span + end + record, best of 5): {sdk_floor():.1f} µs/req")
+    if args.profile:
+        profile(args.profile, args.profile_seconds)
+    return 0
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code = main()
+    finally:
+        stdio.kill_all()
+    sys.exit(code)
