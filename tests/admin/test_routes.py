@@ -6,10 +6,14 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
+import orjson
 import pytest
+import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from ._harness import TOKEN, config_text, open_daemon, tiny, wait_for_upstream
+from trimcp.transports import open_websocket_stream
+
+from ._harness import TOKEN, config_text, initialize, open_daemon, tiny, wait_for_upstream
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -272,3 +276,40 @@ async def test_upstream_pid_restart_and_failed_reported(tmp_path: Path) -> None:
         after = await wait_for_upstream(running, "tiny", "connected")
         assert after["pid"] not in (pid, killed)
         assert after["restarts"] == 1
+
+
+async def test_websocket_listener_and_its_sessions(tmp_path: Path) -> None:
+    text = config_text(extra="[websocket]\nenabled = true\nport = 0\n")
+    async with open_daemon(tmp_path, text) as running, running.client() as client:
+        status = (await client.get("/status")).json()
+        (ws,) = [x for x in status["listeners"] if x["name"] == "websocket"]
+        assert ws["bound"] is True
+        assert ws["transport"] == "websocket"
+        assert ws["address"].startswith("ws://127.0.0.1:")
+        assert not ws["address"].endswith(":0/mcp/ws")
+        with trio.fail_after(10):
+            async with open_websocket_stream(ws["address"]) as stream:
+                await stream.send_message(orjson.dumps(initialize("ws-client")))
+                assert orjson.loads(await stream.receive_message())["id"] == 1
+                status = (await client.get("/status")).json()
+        (session,) = [s for s in status["sessions"] if s["listener"] == "websocket"]
+        assert session["client"] == "ws-client 1.2"
+        assert session["streams"] == 1
+        checks = (await client.get("/readyz")).json()["checks"]
+        assert [c["check"] for c in checks] == ["listener http", "listener websocket"]
+
+
+async def test_healthz_says_stopping_once_a_graceful_stop_began(tmp_path: Path) -> None:
+    async with open_daemon(tmp_path) as running, running.client() as client:
+        running.app.drain.begin()
+        health = await client.get("/healthz")
+        assert health.status_code == 503
+        assert health.json() == {
+            "status": "stopping",
+            "reason": "trimcp is stopping (a graceful stop has begun)",
+        }
+        ready = await client.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["not_ready"] == [
+            "application: trimcp is stopping (a graceful stop has begun)"
+        ]

@@ -18,7 +18,7 @@ import pytest
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 
-from trimcp.admin import AdminTargets, serve_admin
+from trimcp.admin import AdminTargets, ListenerWatch, serve_admin
 from trimcp.client import BackoffPolicy
 from trimcp.config import AdminSettings, SysConfig
 from trimcp.gateway import Gateway
@@ -28,8 +28,6 @@ from ._harness import tiny
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-
-pytestmark = pytest.mark.slow
 
 
 async def _status(client: httpx.AsyncClient) -> dict[str, object]:
@@ -59,9 +57,11 @@ async def _until(
 
 
 @contextlib.asynccontextmanager
-async def _serving(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
+async def _serving(
+    gateway: Gateway, listeners: list[ListenerWatch] | None = None
+) -> AsyncIterator[httpx.AsyncClient]:
     config = SysConfig(admin=AdminSettings(enabled=True, port=0))
-    targets = AdminTargets(gateway=gateway)
+    targets = AdminTargets(gateway=gateway, listeners=listeners or [])
     children = [gateway.spec(), ChildSpec("admin", serve_admin, args=(config, targets))]
     async with open_application(config, children=children) as app:
         infos = {info.id: info.value for info in await which_children(app.supervisor)}
@@ -73,6 +73,7 @@ async def _serving(gateway: Gateway) -> AsyncIterator[httpx.AsyncClient]:
         app.request_stop()
 
 
+@pytest.mark.slow
 async def test_readyz_turns_503_within_a_second_of_the_upstream_giving_up() -> None:
     gateway = Gateway({"tiny": tiny()}, backoff=BackoffPolicy(initial=0.05, intensity=1))
     async with _serving(gateway) as client:
@@ -120,3 +121,32 @@ async def test_readyz_turns_503_within_a_second_of_the_upstream_giving_up() -> N
         # A manual restart brings it back: ready again.
         restarted = await client.post("/upstreams/tiny/restart")
         assert restarted.status_code == 403  # no token configured for this app
+
+
+async def test_a_listener_not_bound_is_not_ready() -> None:
+    never = ListenerWatch("http", "http", "http://127.0.0.1:8000/mcp")
+    async with _serving(Gateway(), [never]) as client:
+        ready = await client.get("/readyz")
+        assert ready.status_code == 503
+        assert ready.json()["not_ready"] == ["listener http: not bound"]
+        assert (await client.get("/healthz")).status_code == 200
+        listeners = (await _status(client))["listeners"]
+        assert listeners == [
+            {
+                "name": "http",
+                "transport": "http",
+                "address": "http://127.0.0.1:8000/mcp",
+                "bound": False,
+                "sessions": None,
+                "in_flight": None,
+                "created": None,
+                "expired": None,
+                "evicted": None,
+                "refused": None,
+                "terminated": None,
+            }
+        ]
+        never.started("http://127.0.0.1:8000/mcp")
+        assert (await client.get("/readyz")).status_code == 200
+        never.stopped()
+        assert (await client.get("/readyz")).status_code == 503

@@ -24,7 +24,7 @@ from trimcp.errors import ConfigError, UnknownServer
 from trimcp.supervision import current_application
 
 from ._dashboard import render_dashboard
-from ._status import look, upstream_json
+from ._status import health_only, look, upstream_json
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -104,7 +104,7 @@ def create_app(  # noqa: C901, PLR0913  # one closure per route; the parts it lo
 
     @app.get("/healthz")
     async def healthz() -> Response:
-        snapshot = await look(targets, settings)
+        snapshot = health_only(targets)
         status, reason = snapshot.health()
         if status == "ok":
             return _json({"status": "ok"})
@@ -112,7 +112,7 @@ def create_app(  # noqa: C901, PLR0913  # one closure per route; the parts it lo
 
     @app.get("/readyz")
     async def readyz() -> Response:
-        snapshot = await look(targets, settings)
+        snapshot = await look(targets, settings, detail=False)
         checks = snapshot.checks()
         not_ready = snapshot.not_ready()
         if not_ready:

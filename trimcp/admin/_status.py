@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from ._targets import AdminTargets, ListenerWatch
 
-__all__ = ["Snapshot", "look", "upstream_json"]
+__all__ = ["Snapshot", "health_only", "look", "upstream_json"]
 
 #: Children listed per supervisor in the tree (sessions are counted beyond this).
 TREE_MAX_CHILDREN = 50
@@ -181,12 +181,16 @@ def upstream_json(status: ConnectionStatus, transport: str | None) -> dict[str, 
     return {**status.as_json(), "transport": transport}
 
 
-async def look(targets: AdminTargets, settings: AdminSettings) -> Snapshot:
-    """Take one snapshot of everything (module docstring)."""
+async def look(targets: AdminTargets, settings: AdminSettings, *, detail: bool = True) -> Snapshot:
+    """Take one snapshot of everything (module docstring).
+
+    ``detail=False`` (the probes) leaves out the tree and the session lists: readiness
+    needs only the listeners and the upstreams.
+    """
     app = current_application()
-    listeners = [_listener_look(watch, targets, settings) for watch in targets.listeners]
+    listeners = [_listener_look(w, targets, settings, detail=detail) for w in targets.listeners]
     tree = None
-    if app is not None:
+    if app is not None and detail:
         grafts = _grafts(targets)
         tree = await describe_tree(
             app.supervisor, max_children=TREE_MAX_CHILDREN, timeout=LOOK_TIMEOUT, subtrees=grafts
@@ -196,7 +200,19 @@ async def look(targets: AdminTargets, settings: AdminSettings) -> Snapshot:
         tree=tree,
         listeners=listeners,
         upstreams=await upstream_statuses(targets),
-        event_store=_event_store(targets),
+        event_store=_event_store(targets) if detail else None,
+        version=targets.version,
+    )
+
+
+def health_only(targets: AdminTargets) -> Snapshot:
+    """A snapshot of the application alone (``/healthz``: no actor is asked anything)."""
+    return Snapshot(
+        application=current_application(),
+        tree=None,
+        listeners=[],
+        upstreams=[],
+        event_store=None,
         version=targets.version,
     )
 
@@ -238,11 +254,11 @@ def _grafts(targets: AdminTargets) -> dict[ActorRef, tuple[str, ActorRef]]:
 
 
 def _listener_look(
-    watch: ListenerWatch, targets: AdminTargets, settings: AdminSettings
+    watch: ListenerWatch, targets: AdminTargets, settings: AdminSettings, *, detail: bool
 ) -> ListenerLook:
     manager = watch.manager
     look = ListenerLook(watch=watch)
-    if manager is None or manager.stopping:
+    if manager is None or manager.stopping or not detail:
         return look
     gateway = targets.gateway
     counter = gateway.subscription_count if gateway is not None else None
