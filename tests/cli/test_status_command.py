@@ -187,6 +187,17 @@ def test_a_failed_upstream_and_a_crashed_child_say_why() -> None:
     )
 
 
+def test_a_supervisor_that_did_not_answer_is_said_so() -> None:
+    document = copy.deepcopy(STATUS)
+    tree = document["tree"]
+    assert isinstance(tree, dict)
+    tree["children"][0]["unanswered"] = "did not answer within 1 s"
+    assert (
+        "└── http supervisor running restarts 0 children not shown: did not answer within 1 s"
+        in _lines(_rendered(document))
+    )
+
+
 def test_more_sessions_than_listed_are_counted() -> None:
     document = copy.deepcopy(STATUS)
     document["sessions_total"] = 250

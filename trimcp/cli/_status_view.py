@@ -222,6 +222,9 @@ def _node_label(node: Mapping[str, object]) -> Text:
         at = cell(last.get("at"))
         when = f" at {at[11:19]}" if len(at) >= 19 else ""
         label.append(f"  last exit{when}: {cell(last.get('reason'))}", style="red")
+    if node.get("unanswered") is not None:
+        # A supervisor too busy (or too deep) to describe its children: say so, not "none".
+        label.append(f"  children not shown: {cell(node.get('unanswered'))}", style="yellow")
     return label
 
 
