@@ -124,13 +124,22 @@ async def open_daemon(
         app.request_stop()
 
 
-async def wait_for_upstream(running: Running, name: str, state: str) -> dict[str, object]:
-    """Poll /status (bounded) until upstream ``name`` is in ``state``; return its entry."""
+async def wait_for_upstream(
+    running: Running, name: str, state: str, *, not_pids: tuple[object, ...] = ()
+) -> dict[str, object]:
+    """Poll /status (bounded) until upstream ``name`` is in ``state``; return its entry.
+
+    With ``not_pids``, wait for a live process other than those (a connected upstream whose
+    process died a moment ago still reads connected, with no pid, until its connection
+    notices).
+    """
     async with running.client() as client:
         with trio.fail_after(20):
             while True:
                 status = (await client.get("/status")).json()
                 for entry in status["upstreams"]:
-                    if entry["name"] == name and entry["state"] == state:
+                    pid = entry["pid"]
+                    fresh = not not_pids or (isinstance(pid, int) and pid not in not_pids)
+                    if entry["name"] == name and entry["state"] == state and fresh:
                         return dict(entry)
                 await trio.sleep(0.05)

@@ -51,7 +51,11 @@ async def _until(
     with trio.fail_after(20):
         while True:
             entry = await _upstream(client)
-            if entry["state"] == state and entry["pid"] != not_pid:
+            pid = entry["pid"]
+            # A connected upstream's process may have died a moment ago, before its
+            # connection noticed: its pid is then None already. Wait for a live one.
+            live = state != "connected" or (isinstance(pid, int) and pid != not_pid)
+            if entry["state"] == state and live:
                 return entry
             await trio.sleep(0.02)
 

@@ -10,9 +10,11 @@ does) and ``POST /upstreams/<name>/restart``. docs/operations.md is the contract
 Every figure is read from the live objects when asked (``AdminTargets``: the handles the
 daemon hands over), never kept on the side. Not here: the ``trimcp status``/``reload``/
 ``restart`` commands (``trimcp.cli``), which speak to this app over HTTP.
+
+quart is imported only when the app is served (``serve_admin``): building a daemon, or
+``trimcp config check``, does not pay for it.
 """
 
-from ._app import create_app as create_app
 from ._metrics import METRICS as METRICS
 from ._metrics import LiveCollector as LiveCollector
 from ._metrics import admin_registry as admin_registry
@@ -38,7 +40,6 @@ __all__ = [
     "admin_policy",
     "admin_registry",
     "admin_spec",
-    "create_app",
     "load_admin_token",
     "look",
     "serve_admin",

@@ -23,7 +23,6 @@ from trimcp.supervision import ChildSpec
 from trimcp.telemetry import RequestMetrics
 from trimcp.transports import OriginPolicy
 
-from ._app import create_app
 from ._metrics import admin_registry
 from ._token import load_admin_token
 
@@ -69,6 +68,9 @@ async def serve_admin(
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the admin app until cancelled; ``task_status`` gets the bound base URLs."""
+    # Here, not at the top: quart costs half a second to import, and only a served app needs it.
+    from ._app import create_app
+
     settings = config.admin
     token = load_admin_token(config)
     registry, collector = admin_registry()
