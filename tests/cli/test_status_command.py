@@ -665,6 +665,20 @@ async def test_restart_prints_the_new_state() -> None:
     assert stub.seen[0].headers["authorization"] == f"Bearer {TOKEN}"
 
 
+async def test_a_restart_that_ends_failed_is_exit_1_with_why() -> None:
+    upstreams = _failed_status()["upstreams"]
+    assert isinstance(upstreams, list)
+    answer = Answer(body={"restarted": "github", "status": upstreams[0]})
+    async with serving({"POST /upstreams/github/restart": answer}) as stub:
+        streams = _streams()
+        token = AdminToken(TOKEN, "$TRIMCP_ADMIN_TOKEN")
+        assert await restart_upstream(AdminTarget(stub.url), "github", token, streams=streams) == 1
+    assert _out(streams) == (
+        "restarted github: failed; restarted 3 times in 10 s; exit code 1, stderr: boom: no"
+        " GITHUB_TOKEN; the server exited\n"
+    )
+
+
 async def test_restart_of_an_unknown_upstream_lists_the_configured() -> None:
     unknown = Answer(404, {"error": "no upstream named 'a/b'; configured: github, notes"})
     async with serving({"POST /upstreams/a%2Fb/restart": unknown}) as stub:
