@@ -11,6 +11,7 @@ over stdio), started fresh for each measurement with the telemetry
 ``TRIMCP_BENCH_TELEMETRY`` names:
 
 * **off**: nothing installed: the hot paths see an empty slot;
+* **seam**: an observer whose probes record nothing: the cost of the hooks themselves;
 * **metrics**: Prometheus ``RequestMetrics`` (a counter and a histogram per request);
 * **otel**: OpenTelemetry with SDK providers: a SERVER span per request exported inline to
   an ``InMemorySpanExporter`` and ``mcp.server.operation.duration`` aggregated in memory;
@@ -54,7 +55,7 @@ BENCH = Path(__file__).resolve().parent
 SPEC = stdio.ServerSpec(
     "telemetry", "trimcp MCPServer echo", BENCH / "servers" / "telemetry_echo.py"
 )
-MODES = ("off", "metrics", "otel", "otel10", "both")
+MODES = ("off", "seam", "metrics", "otel", "otel10", "both")
 DEPTHS = (1, 32)
 TARGETS = {"metrics": 0.05, "otel": 0.15}
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -194,7 +195,7 @@ def print_results(runs: Runs) -> None:
 
 def profile(mode: str, seconds: float) -> None:
     """Sample one server in ``mode`` with py-spy while it serves D = 32 load."""
-    spy = shutil.which("py-spy")
+    spy = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
     if spy is None:
         print("py-spy not found: no profile")
         return

@@ -2,6 +2,8 @@
 ``TRIMCP_BENCH_TELEMETRY`` names (default ``off``):
 
 * ``off``: nothing installed (the slot stays None);
+* ``seam``: an observer whose probes record nothing (``trimcp.telemetry.IGNORED``): what
+  the hot paths' calls cost by themselves;
 * ``metrics``: ``trimcp.telemetry.RequestMetrics`` in a fresh Prometheus registry;
 * ``otel``: ``trimcp.telemetry.instrument`` with SDK providers: every span kept by an
   ``InMemorySpanExporter`` (a ``SimpleSpanProcessor``, so the export is paid inline, in the
@@ -20,6 +22,7 @@ import os
 import sys
 
 from trimcp.server import MCPServer
+from trimcp.telemetry import IGNORED
 
 server = MCPServer("trimcp-telemetry-echo", "1.0")
 
@@ -30,8 +33,21 @@ def echo(text: str) -> str:
     return text
 
 
+class _Seam:
+    """An observer that records nothing: every probe is the shared ``IGNORED``."""
+
+    def server_request(self, *args: object) -> object:
+        return IGNORED
+
+    client_request = server_session = client_session = server_request
+
+
 def install(mode: str) -> None:
     """Install the telemetry ``mode`` names (see the module docstring)."""
+    if mode == "seam":
+        from trimcp import telemetry
+
+        telemetry.install(_Seam())  # type: ignore[arg-type]  # duck-typed, returns IGNORED
     if mode in ("metrics", "both"):
         from prometheus_client import CollectorRegistry
 
@@ -55,8 +71,8 @@ def install(mode: str) -> None:
         tracer_provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
         meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
         telemetry.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
-    if mode not in ("off", "metrics", "otel", "otel10", "both"):
-        raise SystemExit(f"unknown telemetry mode {mode!r}: off, metrics, otel, otel10, both")
+    if mode not in ("off", "seam", "metrics", "otel", "otel10", "both"):
+        raise SystemExit(f"unknown telemetry mode {mode!r}: off, seam, metrics, otel, otel10, both")
 
 
 def main() -> None:

@@ -115,7 +115,7 @@ def test_attribute_shapes_stay_bounded_under_ever_new_tool_names(otel: Otel) -> 
     observer = otel.observer
     for number in range(MAX_SHAPES + 100):
         params: JsonObject = {"name": f"tool-{number}", "arguments": {}}
-        probe = observer.server_request("tools/call", number, params, Peer("stdio"), None)
+        probe = observer.server_request("tools/call", number, params, Peer("stdio"), None, None)
         probe.finish("ok")
         assert observer.statistics().shapes <= MAX_SHAPES
     assert observer.statistics().shapes == 100  # started over once, at the bound
@@ -123,8 +123,8 @@ def test_attribute_shapes_stay_bounded_under_ever_new_tool_names(otel: Otel) -> 
     assert last.name == f"tools/call tool-{MAX_SHAPES + 99}"
     assert attrs(last)["gen_ai.tool.name"] == f"tool-{MAX_SHAPES + 99}"
     # A repeated call reuses its shape.
-    again = observer.server_request("tools/call", 1, {"name": "tool-1"}, Peer("stdio"), None)
+    again = observer.server_request("tools/call", 1, {"name": "tool-1"}, Peer("stdio"), None, None)
     again.finish("ok")
-    again = observer.server_request("tools/call", 2, {"name": "tool-1"}, Peer("stdio"), None)
+    again = observer.server_request("tools/call", 2, {"name": "tool-1"}, Peer("stdio"), None, None)
     again.finish("ok")
     assert observer.statistics().shapes == 101

@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from trimcp.telemetry import DURATION_BUCKETS, MCP_METHODS, Peer, RequestMetrics
+from trimcp.telemetry._prometheus import record
 
 
 def samples(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -22,8 +23,7 @@ def samples(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str
 
 
 def serve(metrics: RequestMetrics, method: str, outcome: str = "ok") -> None:
-    probe = metrics.server_request(method, 1, None, Peer(), None)
-    probe.enter()
+    probe = metrics.server_request(method, 1, None, Peer(), None, None)
     probe.finish(outcome)  # type: ignore[arg-type]
 
 
@@ -86,7 +86,7 @@ def test_durations_fall_in_le_buckets_and_add_up() -> None:
     registry = CollectorRegistry()
     metrics = RequestMetrics(registry)
     for seconds in (0.01, 0.015, 0.5, 400.0):
-        metrics._record("ping", "ok", seconds)
+        record(metrics._rows["ping"], "ok", seconds)
     found = samples(registry)
     hist = "trimcp_request_duration_seconds"
 

@@ -10,6 +10,8 @@ from trimcp import telemetry
 from trimcp.telemetry import IGNORED, SLOT, Peer, RequestMetrics, result_outcome
 
 if TYPE_CHECKING:
+    from contextvars import Context
+
     from trimcp.protocol import JsonObject, RequestId
     from trimcp.telemetry import ClientProbe, Outcome, RequestProbe, SessionProbe
 
@@ -21,15 +23,16 @@ class Recorder:
         self.name = name
         self.log = log
 
-    def server_request(
+    def server_request(  # noqa: PLR0917  # one request's facts, positional: hot path
         self,
         method: str,
         request_id: RequestId,
         params: JsonObject | None,
         peer: Peer,
         protocol_version: str | None,
+        context: Context | None,
     ) -> RequestProbe:
-        self.log.append(f"{self.name} start {method} {request_id}")
+        self.log.append(f"{self.name} start {method} {request_id} {context is not None}")
         return _Probe(self.name, self.log)
 
     def client_request(
@@ -48,9 +51,6 @@ class _Probe:
     def __init__(self, name: str, log: list[str]) -> None:
         self.name = name
         self.log = log
-
-    def enter(self) -> None:
-        self.log.append(f"{self.name} enter")
 
     def inject(self, params: JsonObject | None) -> JsonObject | None:
         return {**(params or {}), self.name: True}
@@ -98,8 +98,7 @@ def test_two_observers_are_told_in_the_order_installed() -> None:
     try:
         observer = SLOT.observer
         assert observer is not None
-        probe = observer.server_request("tools/call", 7, None, Peer(), None)
-        probe.enter()
+        probe = observer.server_request("tools/call", 7, None, Peer(), None, None)
         probe.finish("error", -32602)
         client = observer.client_request("ping", None, Peer(), None)
         assert client.inject({"a": 1}) == {"a": 1, "one": True, "two": True}
@@ -111,10 +110,8 @@ def test_two_observers_are_told_in_the_order_installed() -> None:
         telemetry.uninstall(one)
         telemetry.uninstall(two)
     assert log == [
-        "one start tools/call 7",
-        "two start tools/call 7",
-        "one enter",
-        "two enter",
+        "one start tools/call 7 False",
+        "two start tools/call 7 False",
         "one error -32602",
         "two error -32602",
         "one end 2025-11-25 None",
@@ -132,6 +129,5 @@ def test_a_tool_error_is_a_tools_call_result_with_is_error_true() -> None:
 def test_the_ignored_probe_passes_params_through_untouched() -> None:
     params: JsonObject = {"name": "x"}
     assert IGNORED.inject(params) is params
-    IGNORED.enter()
     IGNORED.finish("ok")
     IGNORED.end(None)

@@ -170,20 +170,20 @@ class ModernRequest:
     ) -> bytes:
         """``_answer`` seen by telemetry: the handler runs in a context of its own.
 
-        The probe enters a copy of the context (the request's span and log fields are its
-        handler's, never the transport task's, which serves other requests after this one);
-        the copy is driven inline, so this costs no task.
+        The observer writes into a copy of the context (the request's span and log fields
+        are its handler's, never the transport task's, which serves other requests after
+        this one); the copy is driven inline, so this costs no task.
         """
         meta = self.meta
+        run_context = contextvars.copy_context()
         probe = self._probe = observer.server_request(
             request.method,
             request.id,
             request.params,
             self._peer,
             None if meta is None else meta.protocol_version,
+            run_context,
         )
-        run_context = contextvars.copy_context()
-        run_context.run(probe.enter)
         try:
             return await run_inline(self._answer(request, context), run_context, _nothing)
         except BaseException:  # cancelled or abandoned: recorded, never swallowed

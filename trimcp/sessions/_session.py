@@ -592,7 +592,9 @@ class Session(Actor):
         observer = SLOT.observer
         probe = None
         if observer is not None:
-            probe = observer.server_request("initialize", event.request_id, None, self.peer, None)
+            probe = observer.server_request(
+                "initialize", event.request_id, None, self.peer, None, None
+            )
         reply = self.connection.respond_to_initialize()
         if probe is not None:
             probe.finish("ok")
@@ -640,16 +642,16 @@ class Session(Actor):
         observer = SLOT.observer
         probe: RequestProbe | None = None
         if observer is not None:
+            # The request's span and log fields go in its handler's context (and so its own
+            # requests', a gateway's forwarding included), not the reader's.
             probe = observer.server_request(
                 request.method,
                 request.id,
                 request.params,
                 self.peer,
                 self.connection.negotiated_version,
+                run_context,
             )
-            # The request's span and log fields are its handler's context (and so its own
-            # requests', a gateway's forwarding included), not the reader's.
-            run_context.run(probe.enter)
         failure: Exception | None = None
         try:
             result = await run_inline(coro, run_context, self._hand_over, role, request.id)

@@ -48,6 +48,7 @@ from ._prometheus import DURATION_BUCKETS
 from ._seam import install, uninstall
 
 if TYPE_CHECKING:
+    from contextvars import Context
     from types import TracebackType
 
     from opentelemetry.metrics import Histogram, Meter, MeterProvider
@@ -177,15 +178,17 @@ class OtelObserver:
 
     # --- Observer -------------------------------------------------------------------------
 
-    def server_request(
+    def server_request(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
         self,
         method: str,
         request_id: RequestId,
         params: JsonObject | None,
         peer: Peer,
         protocol_version: str | None,
+        context: Context | None,
     ) -> RequestProbe:
-        """Start the SERVER span, its parent taken from ``params._meta``."""
+        """Start the SERVER span, its parent taken from ``params._meta``; make it the
+        current span in ``context``, the handler's."""
         shared, name, uri = self._shape(method, params, peer, protocol_version)
         parent = None
         meta = None if params is None else params.get("_meta")
@@ -200,6 +203,9 @@ class OtelObserver:
         span = self._tracer.start_span(
             name, context=parent, kind=SpanKind.SERVER, attributes=span_attributes
         )
+        if context is not None:
+            # In the handler's own (copied) context: never detached, the copy ends with it.
+            context.run(otel_context.attach, trace.set_span_in_context(span))
         return _ServerSpan(span, self._server_duration, shared, time.perf_counter())
 
     def client_request(
@@ -329,10 +335,6 @@ class _ServerSpan:
         self._histogram = histogram
         self._shared = shared
         self._start = start
-
-    def enter(self) -> None:
-        # In the handler's own (copied) context: never detached, the copy ends with it.
-        otel_context.attach(trace.set_span_in_context(self._span))
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         failure = _failure(outcome, error_code)

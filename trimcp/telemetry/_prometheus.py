@@ -11,12 +11,13 @@ Two families in the registry it is given (the admin app's, say):
 ``method`` is one of the methods MCP defines, anything else ``other`` (``_methods.py``):
 no session ids, tool names or URIs, whose variety has no bound.
 
-The figures are plain numbers in dictionaries keyed by label values (bounded, as both
-labels are), turned into metric families only when the registry is collected (a scrape).
+The figures are plain numbers, one row per method label (bounded, so the rows are made up
+front), turned into metric families only when the registry is collected (a scrape).
 ``prometheus_client``'s own ``Counter`` and ``Histogram`` take a lock per increment and one
-per bucket, several µs a request; a request here costs two dictionary lookups, a bisection
-and three additions. All of it happens in the one thread that serves requests; a scrape
-from another thread reads numbers that may be one request apart, never torn.
+per bucket, several µs a request; a request here costs a dictionary lookup when it starts,
+and a bisection and three additions when it ends. All of it happens in the one thread that
+serves requests; a scrape from another thread reads numbers that may be one request apart,
+never torn.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from typing import TYPE_CHECKING, Final, Self, final
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
-from ._methods import method_label
+from ._methods import MCP_METHODS, OTHER
 from ._seam import IGNORED, install, uninstall
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from contextvars import Context
     from types import TracebackType
 
     from prometheus_client import CollectorRegistry
@@ -61,7 +63,7 @@ class RequestMetrics:
     takes it out again, and the figures stay in the registry.
     """
 
-    __slots__ = ("_counts", "_durations")
+    __slots__ = ("_rows",)
 
     def __init__(self, registry: CollectorRegistry) -> None:
         """Register ``trimcp_requests_total`` and ``trimcp_request_duration_seconds``.
@@ -69,9 +71,12 @@ class RequestMetrics:
         Raises:
             ValueError: ``registry`` already has a family of one of these names.
         """
-        # (method, outcome) -> requests; method -> [count per bucket, ..., +Inf, sum].
-        self._counts: dict[tuple[str, str], int] = {}
-        self._durations: dict[str, list[float]] = {}
+        # One row of numbers per method label, made up front (the labels are bounded):
+        # requests per bucket (the last one +Inf), the sum of seconds, then requests per
+        # outcome (``_OUTCOMES``).
+        self._rows: dict[str, list[float]] = {
+            method: [0.0] * _ROW for method in (*sorted(MCP_METHODS), OTHER)
+        }
         registry.register(self)
 
     def install(self) -> None:
@@ -98,16 +103,18 @@ class RequestMetrics:
 
     # --- Observer -------------------------------------------------------------------------
 
-    def server_request(
+    def server_request(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
         self,
         method: str,
         request_id: RequestId,
         params: JsonObject | None,
         peer: Peer,
         protocol_version: str | None,
+        context: Context | None,
     ) -> RequestProbe:
         """Start timing a request served."""
-        return _Timing(self, method_label(method), time.perf_counter())
+        rows = self._rows
+        return _Timing(rows.get(method) or rows[OTHER], time.perf_counter())
 
     def client_request(
         self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
@@ -123,18 +130,6 @@ class RequestMetrics:
         """Sessions are not counted here."""
         return IGNORED
 
-    def _record(self, method: str, outcome: Outcome, seconds: float) -> None:
-        key = (method, outcome)
-        counts = self._counts
-        counts[key] = counts.get(key, 0) + 1
-        row = self._durations.get(method)
-        if row is None:
-            row = self._durations[method] = [0.0] * (len(DURATION_BUCKETS) + 2)
-        # The first bucket whose bound is >= seconds (Prometheus buckets are "le"); past the
-        # last bound, +Inf. The row's last cell is the sum.
-        row[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1
-        row[-1] += seconds
-
     # --- prometheus_client's Collector ---------------------------------------------------
 
     def describe(self) -> list[Metric]:
@@ -144,22 +139,41 @@ class RequestMetrics:
     def collect(self) -> Iterator[Metric]:
         """The two families with the figures so far (called by a scrape)."""
         requests = _requests_family()
-        for (method, outcome), count in list(self._counts.items()):
-            requests.add_metric((method, outcome), count)
-        yield requests
         durations = _durations_family()
-        for method, row in list(self._durations.items()):
+        for method, row in list(self._rows.items()):
             cells = row[:]  # one consistent copy
+            for outcome, index in _OUTCOMES.items():
+                if cells[index]:
+                    requests.add_metric((method, outcome), cells[index])
+            if not any(cells[_SUM + 1 :]):
+                continue  # never requested: no series
             cumulative = 0.0
             buckets: list[tuple[str, float]] = []
-            for bound, cell in zip((*_BOUNDS, "+Inf"), cells[:-1], strict=True):
+            for bound, cell in zip((*_BOUNDS, "+Inf"), cells[:_SUM], strict=True):
                 cumulative += cell
                 buckets.append((bound, cumulative))
-            durations.add_metric((method,), buckets, cells[-1])
+            durations.add_metric((method,), buckets, cells[_SUM])
+        yield requests
         yield durations
 
 
 _BOUNDS: Final = tuple(str(bound) for bound in DURATION_BUCKETS)
+# Where a row keeps the sum of seconds (after the buckets and +Inf), and each outcome.
+_SUM: Final = len(DURATION_BUCKETS) + 1
+_OUTCOMES: Final[dict[str, int]] = {
+    outcome: _SUM + 1 + number
+    for number, outcome in enumerate(("ok", "error", "tool_error", "cancelled"))
+}
+_ROW: Final = _SUM + 1 + len(_OUTCOMES)
+
+
+def record(row: list[float], outcome: Outcome, seconds: float) -> None:
+    """Count one request of ``row``'s method that ended with ``outcome`` after ``seconds``."""
+    row[_OUTCOMES[outcome]] += 1
+    # The first bucket whose bound is >= seconds (Prometheus buckets are "le"); past the
+    # last bound, +Inf.
+    row[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1
+    row[_SUM] += seconds
 
 
 def _requests_family() -> CounterMetricFamily:
@@ -182,15 +196,11 @@ def _durations_family() -> HistogramMetricFamily:
 class _Timing:
     """One request being timed."""
 
-    __slots__ = ("_method", "_metrics", "_start")
+    __slots__ = ("_row", "_start")
 
-    def __init__(self, metrics: RequestMetrics, method: str, start: float) -> None:
-        self._metrics = metrics
-        self._method = method
+    def __init__(self, row: list[float], start: float) -> None:
+        self._row = row
         self._start = start
 
-    def enter(self) -> None:
-        pass
-
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
-        self._metrics._record(self._method, outcome, time.perf_counter() - self._start)
+        record(self._row, outcome, time.perf_counter() - self._start)

@@ -23,6 +23,7 @@ from ._seam import IGNORED
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from contextvars import Context
 
     from trimcp.protocol import JsonObject, RequestId
 
@@ -59,15 +60,16 @@ class RequestLog:
         """``lines``: log one INFO line per request served (``[logging] requests``)."""
         self.lines = lines
 
-    def server_request(
+    def server_request(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
         self,
         method: str,
         request_id: RequestId,
         params: JsonObject | None,
         peer: Peer,
         protocol_version: str | None,
+        context: Context | None,
     ) -> RequestProbe:
-        """Name the request for the records its handler writes."""
+        """Name the request for the records its handler writes (in ``context``)."""
         fields: dict[str, object] = {"method": method, "id": request_id}
         session = peer.session_id
         if session is not None:
@@ -77,6 +79,8 @@ class RequestLog:
             name = params.get("name")
             if isinstance(name, str):
                 fields["tool" if method == "tools/call" else "prompt"] = name
+        if context is not None:
+            context.run(_FIELDS.set, fields)  # the handler's own context: ends with it
         return _Logged(fields, time.perf_counter() if self.lines else None)
 
     def client_request(
@@ -101,10 +105,6 @@ class _Logged:
     def __init__(self, fields: dict[str, object], start: float | None) -> None:
         self._fields = fields
         self._start = start
-
-    def enter(self) -> None:
-        # In the handler's own (copied) context: it ends with the request.
-        _FIELDS.set(self._fields)
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         if self._start is None:

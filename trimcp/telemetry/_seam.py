@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol, final
 
 if TYPE_CHECKING:
+    from contextvars import Context
+
     from trimcp.protocol import JsonObject, RequestId
 
 __all__ = [
@@ -62,17 +64,11 @@ class Peer:
 
 
 class RequestProbe(Protocol):
-    """Sees one request through, from the moment it was read (or sent) to its answer.
+    """Sees one request received through, from the moment it was read to its answer.
 
-    ``enter`` runs inside the context the handler runs in (a copy the request owns), just
-    before the handler starts: what it sets in context variables (the current span, the
-    log fields) is the handler's and the handler's own requests'. ``finish`` runs once, after
-    the answer was encoded, in the caller's context. Neither may raise or wait.
+    ``finish`` runs once, after the answer was encoded, in the caller's context. It may not
+    raise or wait.
     """
-
-    def enter(self) -> None:
-        """Make this request current in the (copied) context about to run its handler."""
-        ...
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         """Record how the request ended; ``error_code`` is the JSON-RPC code of an error."""
@@ -108,15 +104,22 @@ class Observer(Protocol):
     Implementers must return at once and never raise: these run inline in request handling.
     """
 
-    def server_request(
+    def server_request(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
         self,
         method: str,
         request_id: RequestId,
         params: JsonObject | None,
         peer: Peer,
         protocol_version: str | None,
+        context: Context | None,
     ) -> RequestProbe:
-        """A request was received and its handler is about to run."""
+        """A request was received and its handler is about to run in ``context``.
+
+        ``context`` is the handler's own (a copy the request owns; None when no handler
+        runs, e.g. ``initialize``): what the observer sets in it with ``context.run`` (the
+        current span, the log fields) is seen by the handler and by the requests it sends,
+        and by nothing after the request.
+        """
         ...
 
     def client_request(
@@ -189,17 +192,18 @@ class _Composite:
     def __init__(self, observers: tuple[Observer, ...]) -> None:
         self._observers = observers
 
-    def server_request(
+    def server_request(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
         self,
         method: str,
         request_id: RequestId,
         params: JsonObject | None,
         peer: Peer,
         protocol_version: str | None,
+        context: Context | None,
     ) -> RequestProbe:
         return _Probes(
             tuple(
-                o.server_request(method, request_id, params, peer, protocol_version)
+                o.server_request(method, request_id, params, peer, protocol_version, context)
                 for o in self._observers
             )
         )
@@ -224,10 +228,6 @@ class _Probes:
 
     def __init__(self, probes: tuple[RequestProbe, ...]) -> None:
         self._probes = probes
-
-    def enter(self) -> None:
-        for probe in self._probes:
-            probe.enter()
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         for probe in self._probes:
@@ -279,9 +279,6 @@ class _Ignored:
     """A probe of every kind that records nothing, for observers that skip a kind."""
 
     __slots__ = ()
-
-    def enter(self) -> None:
-        pass
 
     def inject(self, params: JsonObject | None) -> JsonObject | None:
         return params
