@@ -25,7 +25,7 @@ from trimcp.supervision import (
     which_children,
 )
 
-from ._scripted import Boom, Crash, Journal, ref_of, worker
+from ._scripted import Boom, Crash, Journal, Script, ref_of, worker
 
 
 async def test_tree_lists_children_with_kind_state_restart_and_mailbox(journal: Journal) -> None:
@@ -238,3 +238,19 @@ async def test_application_state_stopping_once_drained() -> None:
     async with open_application(SysConfig()) as app:
         app.drain.begin()
         assert app.state == "stopping"
+
+
+async def test_transient_child_that_exited_normally_is_stopped(
+    autojump_clock: trio.testing.MockClock, journal: Journal
+) -> None:
+    done = worker("done", journal, Script(exit_after=1.0), restart="transient")
+    async with open_supervisor([done, worker("other", journal)]) as root:
+        await trio.sleep(2.0)
+        tree = await describe_tree(root)
+    finished, other = tree.children
+    assert (finished.state, finished.restarts) == ("stopped", 0)
+    assert finished.last_exit is not None
+    assert finished.last_exit.reason == "normal"
+    assert finished.mailbox is not None
+    assert finished.mailbox.alive is False
+    assert other.state == "running"
