@@ -31,6 +31,7 @@ class Launched(Protocol):
         """Its exit status once it has exited, else None."""
         ...
 
+
 __all__ = ["ProcessWatch", "watch_processes"]
 
 
