@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 import httpx
@@ -10,7 +11,7 @@ import pytest
 
 from tests.daemon_process import DaemonProcess
 
-from ._harness import TOKEN, initialize
+from ._harness import REPO, TOKEN, UPSTREAM, initialize
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,6 +49,18 @@ def test_trimcp_serve_with_the_admin_app(tmp_path: Path) -> None:
             assert reload.status_code == 200
             assert reload.json()["sources"] == [str(config)]
             daemon.wait_for(r"admin: reloading the configuration")
+            # An upstream added to the file is started by the next reload, and reported.
+            with config.open("a") as file:
+                file.write(
+                    f'\n[upstreams.tiny]\ncommand = "{sys.executable}"\n'
+                    f'args = ["{UPSTREAM}"]\nenv = {{ PYTHONPATH = "{REPO}" }}\n'
+                )
+            added = client.post(admin + "reload", headers={"Authorization": f"Bearer {TOKEN}"})
+            assert added.status_code == 200
+            assert added.json()["upstreams"]["added"] == ["tiny"]
+            assert added.json()["restart_needed"] == []
+            (tiny,) = client.get(admin + "status").json()["upstreams"]
+            assert tiny["name"] == "tiny"
         os.kill(daemon.pid, 0)
     finally:
         daemon.stop()
