@@ -218,13 +218,24 @@ def health_only(targets: AdminTargets) -> Snapshot:
 
 
 async def upstream_statuses(targets: AdminTargets) -> list[tuple[ConnectionStatus, str | None]]:
-    """Every backend's status, in configuration order, with how it is reached."""
+    """Every backend's status, in configuration order, with how it is reached.
+
+    The connections are asked at once, so a look takes at most ``LOOK_TIMEOUT`` however
+    many of them are stuck.
+    """
     gateway = targets.gateway
     if gateway is None:
         return []
-    return [
-        (await _status_of(targets, name), gateway.transport_of(name)) for name in gateway.backends
-    ]
+    names = gateway.backends
+    found: dict[str, ConnectionStatus] = {}
+
+    async def ask(name: str) -> None:
+        found[name] = await _status_of(targets, name)
+
+    async with trio.open_nursery() as nursery:
+        for name in names:
+            nursery.start_soon(ask, name)
+    return [(found[name], gateway.transport_of(name)) for name in names]
 
 
 async def _status_of(targets: AdminTargets, name: str) -> ConnectionStatus:
