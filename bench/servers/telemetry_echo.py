@@ -5,9 +5,11 @@
 * ``seam``: an observer whose probes record nothing (``trimcp.telemetry.IGNORED``): what
   the hot paths' calls cost by themselves;
 * ``metrics``: ``trimcp.telemetry.RequestMetrics`` in a fresh Prometheus registry;
-* ``otel``: ``trimcp.telemetry.instrument`` with SDK providers: every span kept by an
+* ``otel``: ``trimcp.telemetry.instrument`` with SDK providers: every span exported to an
   ``InMemorySpanExporter`` (a ``SimpleSpanProcessor``, so the export is paid inline, in the
-  request), the histograms aggregated by an ``InMemoryMetricReader``;
+  request) that forgets what it holds past 10,000 spans, as an exporter that ships them
+  away would (holding every span makes the garbage collector's passes ever longer), the
+  histograms aggregated by an ``InMemoryMetricReader``;
 * ``otel10``: ``otel`` with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten
   recorded (the histograms still see every request);
 * ``both``: ``metrics`` and ``otel`` together.
@@ -57,7 +59,7 @@ def install(mode: str) -> None:
     if mode in ("otel", "otel10", "both"):
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
             InMemorySpanExporter,
@@ -68,7 +70,19 @@ def install(mode: str) -> None:
 
         ratio = 0.1 if mode == "otel10" else 1.0
         tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
-        tracer_provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+        exporter = InMemorySpanExporter()
+
+        class Shipped(SimpleSpanProcessor):
+            held = 0
+
+            def on_end(self, span: ReadableSpan) -> None:
+                super().on_end(span)
+                self.held += 1
+                if self.held >= 10_000:
+                    exporter.clear()
+                    self.held = 0
+
+        tracer_provider.add_span_processor(Shipped(exporter))
         meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
         telemetry.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
     if mode not in ("off", "seam", "metrics", "otel", "otel10", "both"):

@@ -86,6 +86,16 @@ async def test_one_trace_crosses_the_gateway_into_its_upstream(otel: Otel, era: 
         assert attributes["network.transport"] == "tcp"
         assert attributes["network.protocol.name"] == "http"
     assert dict(gateway_server.attributes or {})["mcp.protocol.version"] == era
+    # A 2025-11-25 session over Streamable HTTP has an id, and both sides report the same one.
+    client_session = dict(client_span.attributes or {}).get("mcp.session.id")
+    server_session = dict(gateway_server.attributes or {}).get("mcp.session.id")
+    if era == "2025-11-25":
+        assert isinstance(client_session, str)
+        assert len(client_session) > 16
+        assert client_session == server_session
+    else:
+        assert client_session is None
+        assert server_session is None
 
 
 SCRIPT = Path(__file__).with_name("traced_upstream.py")

@@ -213,7 +213,13 @@ class OtelObserver:
     ) -> ClientProbe:
         """Start the CLIENT span, a child of the current one (a handler's SERVER span)."""
         shared, name, uri = self._shape(method, params, peer, protocol_version)
-        span_attributes = shared if uri is None else {**shared, "mcp.resource.uri": uri}
+        span_attributes = shared
+        if uri is not None or peer.session_id is not None:
+            span_attributes = {**shared}
+            if uri is not None:
+                span_attributes["mcp.resource.uri"] = uri
+            if peer.session_id is not None:
+                span_attributes["mcp.session.id"] = peer.session_id
         span = self._tracer.start_span(name, kind=SpanKind.CLIENT, attributes=span_attributes)
         return _ClientSpan(
             span, self._client_duration, shared, self._propagator, time.perf_counter()

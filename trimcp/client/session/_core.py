@@ -63,7 +63,7 @@ from trimcp.telemetry import SLOT, Peer, result_outcome
 from trimcp.transports import PendingAnswer, ReadyMarker
 
 from ._errors import CLOSED_BY_CLIENT, connection_lost, error_from
-from ._peer import peer_of
+from ._peer import peer_of, with_session_id
 from ._results import Progress
 
 if TYPE_CHECKING:
@@ -389,7 +389,8 @@ class SessionCore:
         self, observer: Observer, method: str, params: JsonObject | None, sent: _Sent
     ) -> JsonObject:
         """``_request`` seen by telemetry, the trace context sent in ``params._meta``."""
-        probe = observer.client_request(method, params, self.peer, self.protocol_version)
+        self.peer = peer = with_session_id(self.peer, self._stream)
+        probe = observer.client_request(method, params, peer, self.protocol_version)
         try:
             result = await self._request(method, probe.inject(params), sent)
         except JsonRpcError as exc:

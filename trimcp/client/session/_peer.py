@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from trimcp.telemetry import Transport
     from trimcp.transports import MessageStream
 
-__all__ = ["peer_of"]
+__all__ = ["peer_of", "with_session_id"]
 
 
 def peer_of(stream: MessageStream) -> Peer:
@@ -26,3 +26,16 @@ def peer_of(stream: MessageStream) -> Peer:
     elif isinstance(stream, WebSocketStream):
         transport = "websocket"
     return Peer(transport)
+
+
+def with_session_id(peer: Peer, stream: MessageStream) -> Peer:
+    """Return ``peer`` with the Streamable HTTP session id ``stream`` holds now, if any.
+
+    The id is known only once the server answered ``initialize`` (and changes if the
+    session is renewed), so it is read per request, and only while telemetry is on.
+    """
+    if isinstance(stream, HttpClientStream):
+        session_id = stream.session_id
+        if session_id is not None and session_id != peer.session_id:
+            return Peer(peer.transport, session_id)
+    return peer
