@@ -426,6 +426,7 @@ def build_daemon(config: SysConfig, *, upstreams: ClientConfig | None = None) ->
             reloads=daemon.reloads,
             restart_needed=restart_needed,
             version=_version(),
+            tasks=handler.task_counts if isinstance(handler, MCPServer | Gateway) else None,
         )
         # Last: it starts once everything it looks at runs, and stops first.
         children.append(admin_spec(config, targets))

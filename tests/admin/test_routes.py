@@ -13,7 +13,15 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from trimcp.transports import open_websocket_stream
 
-from ._harness import TOKEN, config_text, initialize, open_daemon, tiny, wait_for_upstream
+from ._harness import (
+    MCP_HEADERS,
+    TOKEN,
+    config_text,
+    initialize,
+    open_daemon,
+    tiny,
+    wait_for_upstream,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -51,7 +59,8 @@ async def test_health_ready_status_without_upstreams(tmp_path: Path) -> None:
         assert isinstance(app["uptime"], float)
         assert status["health"] == {"healthy": True, "ready": True, "not_ready": []}
         assert status["upstreams"] == []
-        assert status["tasks"] is None
+        # The gateway holds no task of its own, and has no in-process backend here.
+        assert status["tasks"] == {"stored": 0, "running": 0, "limit": None}
         (listener,) = status["listeners"]
         assert listener["name"] == "http"
         assert listener["bound"] is True
@@ -312,3 +321,47 @@ async def test_healthz_says_stopping_once_a_graceful_stop_began(tmp_path: Path) 
         assert ready.json()["not_ready"] == [
             "application: trimcp is stopping (a graceful stop has begun)"
         ]
+
+
+TASKY = """
+import trio
+from trimcp.server import MCPServer
+
+server = MCPServer("tasky")
+gate = trio.Event()
+
+
+@server.tool(task_support="optional")
+async def wait() -> str:
+    await gate.wait()
+    return "done"
+"""
+
+
+async def test_tasks_are_counted_in_status_and_metrics(tmp_path: Path) -> None:
+    (tmp_path / "tasky.py").write_text(TASKY)
+    text = config_text(extra='[server]\nobject = "tasky:server"\npath = ["."]\n')
+    async with open_daemon(tmp_path, text) as running, running.client() as client:
+        session = await running.open_session(client)
+        headers = {**MCP_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await client.post(running.mcp_url, json=note, headers=headers)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "wait", "arguments": {}, "task": {"ttl": 60_000}},
+        }
+        created = await client.post(running.mcp_url, json=call, headers=headers)
+        assert created.status_code == 200, created.text
+        assert "taskId" in created.text
+        status = (await client.get("/status")).json()
+        assert status["tasks"] == {"stored": 1, "running": 1, "limit": 1000}
+        metrics = (await client.get("/metrics")).text
+        samples = {
+            (s.name, tuple(s.labels.items())): s.value
+            for f in text_string_to_metric_families(metrics)
+            for s in f.samples
+        }
+        assert samples[("trimcp_tasks", (("state", "kept"),))] == 1
+        assert samples[("trimcp_tasks", (("state", "running"),))] == 1

@@ -7,7 +7,7 @@ import trio
 
 from trimcp.errors import JsonRpcError
 from trimcp.protocol import ClientCapabilities, JsonObject
-from trimcp.server import Context, MCPServer, TaskPolicy
+from trimcp.server import Context, MCPServer, TaskCounts, TaskPolicy
 from trimcp.testing import open_in_memory_client
 
 from .conftest import assert_valid
@@ -268,3 +268,23 @@ async def test_elicitation_from_a_task_is_related_and_input_required() -> None:
     assert result["content"] == [{"type": "text", "text": "{'n': 'Ada'}"}]
     assert seen[0]["_meta"] == {RELATED: {"taskId": task_id}}
     assert moves == ["input_required", "working", "completed"]
+
+
+async def test_task_counts_cover_both_kinds_and_skip_expired(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    server = build()
+    assert server.task_counts() == TaskCounts(kept=0, running=0, limit=1000)
+    async with open_in_memory_client(server) as client:
+        slow = await _create(client, "slow", {"text": "a"}, ttl=60_000)
+        short = await _create(client, "must_be_task", {"n": 2}, ttl=1_000)
+        await client.request("tasks/result", {"taskId": short["task"]["taskId"]})  # type: ignore[index, call-overload]
+        assert server.task_counts() == TaskCounts(kept=2, running=1, limit=1000)
+        await trio.sleep(2)  # the finished task's TTL passes: it is no longer counted
+        assert server.task_counts() == TaskCounts(kept=1, running=1, limit=1000)
+        server.gate["open"].set()  # type: ignore[attr-defined]
+        await client.request("tasks/result", {"taskId": slow["task"]["taskId"]})  # type: ignore[index, call-overload]
+        assert server.task_counts() == TaskCounts(kept=1, running=0, limit=1000)
+    assert TaskCounts(kept=1, running=1, limit=None) + TaskCounts(kept=2, limit=5) == (
+        TaskCounts(kept=3, running=1, limit=5)
+    )

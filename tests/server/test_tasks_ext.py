@@ -9,7 +9,7 @@ time and are asserted exactly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 import trio
@@ -17,7 +17,7 @@ import trio.testing
 
 from tests.modern_requests import ModernClient, accept, identity
 from trimcp.errors import MissingClientCapability, ToolError
-from trimcp.server import Context, MCPServer, TasksExtensionPolicy
+from trimcp.server import Context, MCPServer, TaskCounts, TasksExtensionPolicy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -177,10 +177,13 @@ async def test_a_slow_call_becomes_a_task_after_detach_after(
     working = (await client.get(created["taskId"]))["result"]
     assert working["status"] == "working"
     assert working["resultType"] == "complete"
+    server = cast("MCPServer", client.server)
+    assert server.task_counts() == TaskCounts(kept=1, running=1, limit=1000)
     done = await client.until(created["taskId"], "completed")
     assert trio.current_time() - start == pytest.approx(5.1)  # polled every 0.5 s from 0.1
     assert text(done["result"]) == "computed in 5.0"
     assert done["result"]["isError"] is False
+    assert server.task_counts() == TaskCounts(kept=1, running=0, limit=1000)
 
 
 async def test_a_quick_call_is_answered_with_its_result(

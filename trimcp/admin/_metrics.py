@@ -85,6 +85,7 @@ METRICS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("trimcp_event_store_limit_bytes", "gauge", (), "The event store's byte bound"),
     ("trimcp_event_store_events", "gauge", (), "SSE events held"),
     ("trimcp_event_store_streams", "gauge", (), "SSE streams held"),
+    ("trimcp_tasks", "gauge", ("state",), "Tasks held: kept (finished included) and running"),
 )
 
 _STATES: tuple[ConnectionState, ...] = (
@@ -137,6 +138,9 @@ class LiveCollector(Collector):
                 families["trimcp_event_store_limit_bytes"].add_metric([], _number(store["limit"]))
             families["trimcp_event_store_events"].add_metric([], _number(store["events"]))
             families["trimcp_event_store_streams"].add_metric([], _number(store["streams"]))
+        if snapshot.tasks is not None:
+            families["trimcp_tasks"].add_metric(["kept"], snapshot.tasks.kept)
+            families["trimcp_tasks"].add_metric(["running"], snapshot.tasks.running)
         yield from families.values()
 
 

@@ -32,6 +32,7 @@ from trimcp.transports import MemoryEventStore
 if TYPE_CHECKING:
     from trimcp.actors import ActorRef
     from trimcp.config import AdminSettings
+    from trimcp.server import TaskCounts
     from trimcp.sessions import SessionDescription
     from trimcp.supervision import Application, TreeNode
 
@@ -87,6 +88,7 @@ class Snapshot:
     upstreams: list[tuple[ConnectionStatus, str | None]]
     event_store: dict[str, object] | None
     version: str
+    tasks: TaskCounts | None = None
 
     @property
     def healthy(self) -> bool:
@@ -157,8 +159,13 @@ class Snapshot:
             "sessions_total": sum(look.sessions_total or 0 for look in self.listeners),
             "upstreams": [upstream_json(s, t) for s, t in self.upstreams],
             "event_store": self.event_store,
-            # The tasks stores live inside the servers (trimcp.server), out of reach here.
-            "tasks": None,
+            "tasks": None
+            if self.tasks is None
+            else {
+                "stored": self.tasks.kept,
+                "running": self.tasks.running,
+                "limit": self.tasks.limit,
+            },
         }
 
     def _application_json(self) -> dict[str, object] | None:
@@ -202,6 +209,7 @@ async def look(targets: AdminTargets, settings: AdminSettings, *, detail: bool =
         upstreams=await upstream_statuses(targets),
         event_store=_event_store(targets) if detail else None,
         version=targets.version,
+        tasks=targets.tasks() if targets.tasks is not None and detail else None,
     )
 
 

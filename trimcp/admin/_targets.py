@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from trimcp.config import SysConfig
     from trimcp.gateway import Gateway, ReloadReport
     from trimcp.http import HttpListener
+    from trimcp.server import TaskCounts
     from trimcp.sessions import SessionManager
     from trimcp.transports import EventStore
 
@@ -114,6 +115,8 @@ class AdminTargets:
         reloads: the daemon's reload outcomes.
         restart_needed: the tables whose changes wait for a restart (started, new config).
         version: trimcp's version, for ``/status`` and ``trimcp_build_info``.
+        tasks: how many tasks the served server holds now (``MCPServer.task_counts`` or
+            ``Gateway.task_counts``); None when it keeps none (another ``RequestHandler``).
     """
 
     listeners: list[ListenerWatch] = field(default_factory=list)
@@ -121,3 +124,4 @@ class AdminTargets:
     reloads: ReloadLog = field(default_factory=ReloadLog)
     restart_needed: Callable[[SysConfig, SysConfig], list[str]] | None = None
     version: str = "0"
+    tasks: Callable[[], TaskCounts] | None = None

@@ -49,6 +49,7 @@ from trimcp.client import (
 from trimcp.config import GatewaySettings
 from trimcp.errors import MethodNotFound
 from trimcp.protocol import Implementation, ServerCapabilities, header_parameters
+from trimcp.server import MCPServer, TaskCounts
 from trimcp.supervision import ChildSpec, open_supervisor, supervisor_spec
 
 from ._catalog import LISTS, Catalog
@@ -153,6 +154,15 @@ class Gateway:
     def view(self) -> View:
         """What is offered now."""
         return self._catalog.view
+
+    def task_counts(self) -> TaskCounts:
+        """The tasks the in-process backends hold now (the built-in tools, the ``[server]
+        object``); an upstream's own tasks live in its process and are not counted."""
+        total = TaskCounts()
+        for server in self._local.values():
+            if isinstance(server, MCPServer):
+                total += server.task_counts()
+        return total
 
     def transport_of(self, backend: str) -> str | None:
         """How a backend is reached: ``stdio``, ``http``, ``websocket`` or ``in-process``."""

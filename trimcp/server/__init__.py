@@ -96,6 +96,7 @@ from ._schema import structured_content as structured_content
 from ._schema import to_jsonable as to_jsonable
 from ._server import MCPServer as MCPServer
 from ._server import MCPServerOptions as MCPServerOptions
+from ._tasks import TaskCounts as TaskCounts
 from ._tasks import TaskPolicy as TaskPolicy
 from ._tasks_ext_store import TasksExtensionPolicy as TasksExtensionPolicy
 from ._tools import ToolOptions as ToolOptions
@@ -147,6 +148,7 @@ __all__ = [
     "SchemaError",
     "StateBinding",
     "StopSignal",
+    "TaskCounts",
     "TaskPolicy",
     "TasksExtensionPolicy",
     "TemplateError",

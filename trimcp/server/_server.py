@@ -69,7 +69,7 @@ from trimcp.server._prompts import PromptEntry, PromptOptions
 from trimcp.server._request_state import RequestStateSealer
 from trimcp.server._resources import ResourceEntry, ResourceOptions
 from trimcp.server._run import run_server
-from trimcp.server._tasks import TaskPolicy, TaskStore
+from trimcp.server._tasks import TaskCounts, TaskPolicy, TaskStore
 from trimcp.server._tasks_ext import TasksExtension
 from trimcp.server._tools import ToolEntry, ToolOptions
 from trimcp.sessions import SessionOptions, serve_session, serve_stdio
@@ -277,6 +277,20 @@ class MCPServer:
                     notification.method,
                     exc_info=exc,
                 )
+
+    def task_counts(self) -> TaskCounts:
+        """How many tasks this server holds now, both kinds together (a read, for status).
+
+        The 2025-11-25 tasks of every session (``params.task``), and those of the Tasks
+        extension of 2026-07-28 (``TasksExtensionPolicy``, whose ``max_tasks`` is ``limit``).
+        """
+        kept, running = self._tasks.counts()
+        extension = self._tasks_ext.statistics()
+        return TaskCounts(
+            kept=kept + extension.kept,
+            running=running + extension.running,
+            limit=self._tasks_ext.policy.max_tasks,
+        )
 
     def session_opened(self, session: SessionHandle) -> None:
         """Track a session for broadcasts and subscriptions."""

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RELATED_TASK",
     "TERMINAL_STATUSES",
+    "TaskCounts",
     "TaskPolicy",
     "TaskRecord",
     "TaskRequest",
@@ -163,6 +164,31 @@ class TaskRecord:
 
 
 @typing.final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskCounts:
+    """How many tasks a server holds now (``MCPServer.task_counts``), for status pages.
+
+    Attributes:
+        kept: tasks kept, finished ones included (until their TTL or the bounds drop them).
+        running: tasks whose work has not ended.
+        limit: the bound on ``kept`` across the server, where there is one (the Tasks
+            extension's ``max_tasks``; 2025-11-25 tasks are bounded per session).
+    """
+
+    kept: int = 0
+    running: int = 0
+    limit: int | None = None
+
+    def __add__(self, other: TaskCounts) -> TaskCounts:
+        limits = [limit for limit in (self.limit, other.limit) if limit is not None]
+        return TaskCounts(
+            kept=self.kept + other.kept,
+            running=self.running + other.running,
+            limit=sum(limits) if limits else None,
+        )
+
+
+@typing.final
 class TaskStore:
     """The tasks of every session of one server, each session's apart."""
 
@@ -250,6 +276,18 @@ class TaskStore:
 
     def __len__(self) -> int:
         return sum(len(tasks) for tasks in self._by_session.values())
+
+    def counts(self) -> tuple[int, int]:
+        """Return the tasks kept and those still working, over every session (a read only:
+        expired tasks not yet swept are left out, not removed)."""
+        now = trio.current_time()
+        live = [
+            record
+            for tasks in self._by_session.values()
+            for record in tasks.values()
+            if record.expires_at > now
+        ]
+        return len(live), sum(not record.terminal for record in live)
 
 
 def outcome(record: TaskRecord) -> JsonObject:
