@@ -77,7 +77,7 @@ if TYPE_CHECKING:
         Request,
         RequestId,
     )
-    from trimcp.telemetry import Observer, SessionProbe
+    from trimcp.telemetry import ClientProbe, SessionProbe
     from trimcp.transports import MessageStream
 
     from ._options import ClientSessionOptions
@@ -365,7 +365,7 @@ class SessionCore:
 
     # --- requests -------------------------------------------------------------------------
 
-    async def request(
+    async def request(  # noqa: C901  # the telemetry hooks inline: no call when off
         self,
         method: str,
         params: JsonObject | None = None,
@@ -381,39 +381,40 @@ class SessionCore:
         """
         sent = _Sent(timeout, on_progress, on_sent)
         observer = SLOT.observer
+        probe: ClientProbe | None = None
         if observer is not None:
-            return await self._observed_request(observer, method, params, sent)
-        return await self._request(method, params, sent)
-
-    async def _observed_request(
-        self, observer: Observer, method: str, params: JsonObject | None, sent: _Sent
-    ) -> JsonObject:
-        """``_request`` seen by telemetry, the trace context sent in ``params._meta``."""
-        self.peer = peer = with_session_id(self.peer, self._stream)
-        probe = observer.client_request(method, params, peer, self.protocol_version)
+            self.peer = peer = with_session_id(self.peer, self._stream)
+            probe = observer.client_request(method, params, peer, self.protocol_version)
+            params = probe.inject(params)
         try:
-            result = await self._request(method, probe.inject(params), sent)
+            # A send the server refused (its session expired) is tried once more, on a
+            # renewed session; written out here so that a request pays no extra coroutine.
+            expired: int | None = None
+            try:
+                result = await self._request_once(method, params, sent)
+            except _RetryableExpiry as first:
+                expired = first.generation
+            if expired is not None:
+                await self._renew(expired)
+                try:
+                    result = await self._request_once(method, params, sent)
+                except _RetryableExpiry as second:
+                    raise second.cause from None
         except JsonRpcError as exc:
-            probe.finish("error", exc.code)
+            if probe is not None:
+                probe.finish("error", exc.code)
             raise
         except Exception:
-            probe.finish("error")
+            if probe is not None:
+                probe.finish("error")
             raise
         except BaseException:  # cancelled: recorded, never swallowed
-            probe.finish("cancelled")
+            if probe is not None:
+                probe.finish("cancelled")
             raise
-        probe.finish(result_outcome(method, result))
+        if probe is not None:
+            probe.finish(result_outcome(method, result))
         return result
-
-    async def _request(self, method: str, params: JsonObject | None, sent: _Sent) -> JsonObject:
-        try:
-            return await self._request_once(method, params, sent)
-        except _RetryableExpiry as first:
-            await self._renew(first.generation)
-        try:
-            return await self._request_once(method, params, sent)
-        except _RetryableExpiry as second:
-            raise second.cause from None
 
     async def _request_once(
         self, method: str, params: JsonObject | None, sent: _Sent
