@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry
 
 from trimcp import telemetry
+from trimcp.client import ClientSessionOptions
+from trimcp.server import MCPServer
 from trimcp.telemetry import IGNORED, SLOT, Peer, RequestMetrics, result_outcome
+from trimcp.testing import open_client_pair
 
 if TYPE_CHECKING:
     from contextvars import Context
@@ -131,3 +134,24 @@ def test_the_ignored_probe_passes_params_through_untouched() -> None:
     assert IGNORED.inject(params) is params
     IGNORED.finish("ok")
     IGNORED.end(None)
+
+
+async def test_an_uninstalled_observer_is_told_nothing() -> None:
+    log: list[str] = []
+    observer = Recorder("gone", log)
+    telemetry.install(observer)
+    telemetry.uninstall(observer)
+    server = MCPServer("quiet")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    for era in ("2025-11-25", "2026-07-28"):
+        async with open_client_pair(
+            server, options=ClientSessionOptions(protocol_version=era)
+        ) as client:
+            assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
+    assert slot() is None
+    assert log == []
