@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from ._methods import MCP_METHODS as MCP_METHODS
 from ._methods import method_label as method_label
+from ._plan import OtelPlan as OtelPlan
+from ._plan import plan_otel as plan_otel
 from ._prometheus import DURATION_BUCKETS as DURATION_BUCKETS
 from ._prometheus import RequestMetrics as RequestMetrics
 from ._requestlog import REQUEST_LOGGER as REQUEST_LOGGER
@@ -41,10 +43,8 @@ from ._seam import installed as installed
 from ._seam import result_outcome as result_outcome
 from ._seam import uninstall as uninstall
 from ._setup import OtelHandle as OtelHandle
-from ._setup import OtelPlan as OtelPlan
 from ._setup import configure_otel as configure_otel
 from ._setup import instrument as instrument
-from ._setup import plan_otel as plan_otel
 from ._setup import start_telemetry as start_telemetry
 
 if TYPE_CHECKING:

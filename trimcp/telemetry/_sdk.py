@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
     from opentelemetry.sdk.trace.export import SpanExporter
 
-    from ._setup import OtelPlan
+    from ._plan import OtelPlan
 
 __all__ = ["build_providers"]
 
