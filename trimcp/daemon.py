@@ -90,6 +90,7 @@ from trimcp.sessions import (
     serve_stdio,
 )
 from trimcp.supervision import ChildSpec, supervisor_spec
+from trimcp.telemetry import plan_otel
 from trimcp.transports import CloseCode, OriginPolicy, serve_websocket
 
 if TYPE_CHECKING:
@@ -174,14 +175,17 @@ def check_config(config: SysConfig) -> None:
 
     Raises:
         ConfigError: a pattern is malformed, a root is not a folder, an ``[auth]`` key
-            file or secret is missing, or a listener would serve a non-loopback address
-            without authorization; names the key, e.g. ``http.allowed_hosts[1]``,
-            ``skills.roots[0]`` or ``http.host``.
+            file or secret is missing, the admin token is missing or readable by others, an
+            ``OTEL_*`` variable holds a value trimcp cannot use, or a listener would serve a
+            non-loopback address without authorization; names the key, e.g.
+            ``http.allowed_hosts[1]``, ``skills.roots[0]`` or ``http.host``.
     """
     check_exposure(config)
     resource_server_from_config(config)
     if config.admin.enabled:
         load_admin_token(config)
+    # [otel] and the OTEL_* variables that win over it: a value trimcp cannot use is named.
+    plan_otel(config.otel, config.application.name)
     if config.skills.enabled:
         _skills_roots(config)
     for table, key in _PATTERN_KEYS:

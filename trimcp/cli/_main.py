@@ -368,9 +368,12 @@ def _serve(args: argparse.Namespace) -> int:
     from trimcp.daemon import build_daemon
     from trimcp.server import StopSignal, listen_error
     from trimcp.supervision import run_application
+    from trimcp.telemetry import start_telemetry
 
     try:
         daemon = build_daemon(config)
+        # [otel]: exporters and the observer, for the whole run (None when it is off).
+        telemetry = start_telemetry(config)
     except ConfigError as exc:
         return _report(exc)
     stdio = bool(getattr(args, "stdio", False))
@@ -393,6 +396,10 @@ def _serve(args: argparse.Namespace) -> int:
             return _FAILURE
         logger.critical("application %s stopped: %s", config.application.name, exc)
         return _FAILURE
+    finally:
+        if telemetry is not None:
+            # Exports what the batch processors still hold, within their own timeouts.
+            telemetry.shutdown()
     return stop.exit_status
 
 
