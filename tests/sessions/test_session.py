@@ -17,8 +17,9 @@ from trimcp.protocol import (
     RequestReceived,
     ServerCapabilities,
 )
-from trimcp.sessions import RequestContext, Session, SessionOptions
-from trimcp.transports import StdioStream
+from trimcp.sessions import ConnectionBound, RequestContext, Session, SessionOptions
+from trimcp.sessions._session import transport_of
+from trimcp.transports import StdioStream, WrappingStream, memory_stream_pair
 
 from .conftest import ScriptedHandler, open_client
 
@@ -349,3 +350,15 @@ async def test_replies_queued_behind_a_slow_write_still_go_out_before_close(
             received += chunk
     replies = [orjson.loads(line) for line in received.splitlines()]
     assert sorted(reply["id"] for reply in replies) == [0, 1, 2]
+
+
+def test_a_wrapped_stream_is_named_after_the_one_underneath() -> None:
+    # ConnectionBound (the WebSocket listener's) and the HTTP WebSocket route's authorized
+    # stream pass another stream's messages on: telemetry names the transport underneath.
+    send, receive = trio.testing.memory_stream_pair()
+    stdio = StdioStream(receive, send)
+    assert transport_of(stdio) == "stdio"
+    assert transport_of(ConnectionBound(ConnectionBound(stdio))) == "stdio"
+    assert isinstance(ConnectionBound(stdio), WrappingStream)
+    memory, _ = memory_stream_pair()
+    assert transport_of(ConnectionBound(memory)) is None

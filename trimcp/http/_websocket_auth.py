@@ -85,6 +85,11 @@ class AuthorizedStream:
         #: Keeps the session's identity binding alive (``EndpointAuth.bind``).
         self.owner: SessionOwner | None = None
 
+    @property
+    def wrapped(self) -> AsgiWebSocketStream:
+        """The WebSocket it checks (``trimcp.transports.WrappingStream``)."""
+        return self._stream
+
     async def receive_message(self) -> bytes:
         """Return the next message the token allows; answer the others here.
 

@@ -115,6 +115,11 @@ class ConnectionBound:
     def __init__(self, stream: MessageStream) -> None:
         self._stream = stream
 
+    @property
+    def wrapped(self) -> MessageStream:
+        """The connection's stream (``trimcp.transports.WrappingStream``)."""
+        return self._stream
+
     async def receive_message(self) -> bytes:
         """See ``MessageStream.receive_message``."""
         return await self._stream.receive_message()

@@ -92,6 +92,7 @@ from trimcp.transports import (
     RequestStreamControl,
     StdioStream,
     WebSocketStream,
+    WrappingStream,
 )
 
 from ._context import LOG_LEVELS, RequestContext, SessionHandle, identity_of
@@ -176,8 +177,11 @@ class _Reading:
 def transport_of(stream: MessageStream) -> Transport | None:
     """Name the transport ``stream`` moves messages over (telemetry's ``network.transport``).
 
-    None for a stream of unknown kind (an in-memory pair, a test's wrapper).
+    None for a stream of unknown kind (an in-memory pair, a test's wrapper). A stream that
+    passes another's messages on (``WrappingStream``) is named after the one underneath.
     """
+    while isinstance(stream, WrappingStream):
+        stream = stream.wrapped
     if isinstance(stream, StdioStream):
         return "stdio"
     if isinstance(stream, WebSocketStream | AsgiWebSocketStream):

@@ -6,7 +6,7 @@ and the byte stream under it; it hands the layer above one message at a time thr
 
 * ``MessageStream``: the seam, and the contract every implementation keeps; its optional
   capabilities ``PushedInput`` (with ``InputSink``), ``RoutedOutput`` (``Routed`` messages),
-  ``ImmediateOutput``, ``RequestStreamControl`` and ``ReadyMarker``.
+  ``ImmediateOutput``, ``RequestStreamControl``, ``ReadyMarker`` and ``WrappingStream``.
 * ``PendingAnswer``: one outgoing request's wait for its answer, for the sessions of both
   sides (timeouts that progress restarts).
 * ``StdioStream`` / ``open_stdio_stream``: newline-delimited JSON over trio byte streams,
@@ -58,6 +58,7 @@ from ._stream import ReadyMarker as ReadyMarker
 from ._stream import RequestStreamControl as RequestStreamControl
 from ._stream import Routed as Routed
 from ._stream import RoutedOutput as RoutedOutput
+from ._stream import WrappingStream as WrappingStream
 from ._websocket import ReaderGuard as ReaderGuard
 from ._websocket import WebSocketStream as WebSocketStream
 from ._websocket_client import DEFAULT_CONNECT_TIMEOUT as DEFAULT_CONNECT_TIMEOUT
@@ -103,6 +104,7 @@ __all__ = [
     "WebSocketServerInfo",
     "WebSocketServerOptions",
     "WebSocketStream",
+    "WrappingStream",
     "accept_asgi_websocket",
     "check_headers",
     "encode_event",

@@ -20,6 +20,8 @@ which the consuming side asks about with ``isinstance`` (once per session, not p
   a request's answer streams on while keeping the stream resumable (Streamable HTTP).
 * ``ReadyMarker`` (``mark_ready``): the stream wants to know that the client's handshake
   finished (a launched server process: an exit after that is an exit "in operation").
+* ``WrappingStream`` (``wrapped``): the stream passes another one's messages on (a session
+  manager's ``ConnectionBound``, an authorized WebSocket), so what that one is can be told.
 
 Declared here, by the side that offers them, so that a new transport sees in one place what
 it may implement, and no session probes for method names.
@@ -44,6 +46,7 @@ __all__ = [
     "RequestStreamControl",
     "Routed",
     "RoutedOutput",
+    "WrappingStream",
 ]
 
 #: One outgoing message as a session produces it: its bytes, the client request it belongs to
@@ -189,4 +192,14 @@ class ReadyMarker(Protocol):
 
     def mark_ready(self) -> None:
         """The ``initialize`` handshake finished; the session is in operation."""
+        ...
+
+
+@runtime_checkable
+class WrappingStream(Protocol):
+    """A stream that passes another stream's messages on (and maybe checks or counts them)."""
+
+    @property
+    def wrapped(self) -> MessageStream:
+        """The stream underneath, which carries the messages."""
         ...
