@@ -27,6 +27,12 @@ The histograms carry the bounded attributes only: a method MCP does not define i
 ``other``, and a tool or prompt name is left out of a request that failed with a JSON-RPC
 error (a client may send any name; the span keeps it).
 
+Spans are made by the SDK's ``start_span`` and ``end`` only when the tracer provider is not
+the SDK's own (a no-op or proxy provider, another SDK) or has a span processor that watches
+spans start: with the SDK's provider, ``_lean.LeanTracer`` builds each finished span directly
+and hands it to the provider's processors, at a fifth of the cost (its docstring says what
+differs: the handler's current span is a ``NonRecordingSpan``).
+
 Imports ``opentelemetry`` (``pip install 'trimcp[otel]'``): ``trimcp.telemetry`` loads this
 module only when it is asked for.
 """
@@ -39,7 +45,7 @@ from typing import TYPE_CHECKING, Final, Self, final
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import NonRecordingSpan, SpanKind, Status, StatusCode
 
 from trimcp.protocol import TRACE_KEYS
 
@@ -53,11 +59,12 @@ if TYPE_CHECKING:
 
     from opentelemetry.metrics import Histogram, Meter, MeterProvider
     from opentelemetry.propagators.textmap import TextMapPropagator
-    from opentelemetry.trace import Span, TracerProvider
+    from opentelemetry.trace import Span, Tracer, TracerProvider
     from opentelemetry.util.types import AttributeValue
 
     from trimcp.protocol import JsonObject, RequestId
 
+    from ._lean import LeanStart, LeanTracer
     from ._seam import ClientProbe, Outcome, Peer, RequestProbe, SessionProbe, Transport
 
 __all__ = ["MAX_SHAPES", "OtelObserver", "OtelStatistics"]
@@ -104,6 +111,7 @@ class OtelObserver:
     __slots__ = (
         "_client_duration",
         "_client_session",
+        "_lean",
         "_propagator",
         "_resource_uri_in_span_name",
         "_server_duration",
@@ -121,6 +129,8 @@ class OtelObserver:
     ) -> None:
         """Get a tracer and the four histograms from the providers."""
         self._tracer = trace.get_tracer(_SCOPE, tracer_provider=tracer_provider)
+        # Finished spans built directly when the tracer is the SDK's (module docstring).
+        self._lean = _lean_of(self._tracer)
         meter = metrics.get_meter(_SCOPE, meter_provider=meter_provider)
         self._server_duration = _histogram(
             meter,
@@ -200,6 +210,17 @@ class OtelObserver:
             span_attributes["mcp.resource.uri"] = uri
         if peer.session_id is not None:
             span_attributes["mcp.session.id"] = peer.session_id
+        lean = self._lean
+        if lean is not None and lean.usable():
+            started = lean.start(name, SpanKind.SERVER, parent, span_attributes)
+            if context is not None:
+                # The handler's current span carries the context only: what it sends is
+                # this span's child.
+                current = NonRecordingSpan(started.context)
+                context.run(otel_context.attach, trace.set_span_in_context(current))
+            return _LeanSpan(
+                lean, started, self._server_duration, shared, None, time.perf_counter()
+            )
         span = self._tracer.start_span(
             name, context=parent, kind=SpanKind.SERVER, attributes=span_attributes
         )
@@ -220,6 +241,12 @@ class OtelObserver:
                 span_attributes["mcp.resource.uri"] = uri
             if peer.session_id is not None:
                 span_attributes["mcp.session.id"] = peer.session_id
+        lean = self._lean
+        if lean is not None and lean.usable():
+            started = lean.start(name, SpanKind.CLIENT, None, span_attributes)
+            return _LeanSpan(
+                lean, started, self._client_duration, shared, self._propagator, time.perf_counter()
+            )
         span = self._tracer.start_span(name, kind=SpanKind.CLIENT, attributes=span_attributes)
         return _ClientSpan(
             span, self._client_duration, shared, self._propagator, time.perf_counter()
@@ -280,6 +307,16 @@ class OtelObserver:
                 if self._resource_uri_in_span_name:
                     target = uri
         return attributes, target, uri
+
+
+def _lean_of(tracer: Tracer) -> LeanTracer | None:
+    """A ``LeanTracer`` over ``tracer`` if it is the SDK's; None without the SDK (the API's
+    tracer is then used for every span)."""
+    try:
+        from ._lean import lean_tracer
+    except ImportError:  # pragma: no cover - trimcp[otel] installs the SDK
+        return None
+    return lean_tracer(tracer)
 
 
 def _histogram(meter: Meter, name: str, description: str) -> Histogram:
@@ -383,6 +420,50 @@ class _ClientSpan:
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         failure = _failure(outcome, error_code)
         _end(self._span, failure)
+        self._histogram.record(
+            time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
+        )
+
+
+@final
+class _LeanSpan:
+    """One request received or sent, its span built at the end by a ``LeanTracer``."""
+
+    __slots__ = ("_histogram", "_lean", "_propagator", "_shared", "_start", "_started")
+
+    def __init__(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
+        self,
+        lean: LeanTracer,
+        started: LeanStart,
+        histogram: Histogram,
+        shared: Attributes,
+        propagator: TextMapPropagator | None,
+        start: float,
+    ) -> None:
+        self._lean = lean
+        self._started = started
+        self._histogram = histogram
+        self._shared = shared
+        self._propagator = propagator
+        self._start = start
+
+    def inject(self, params: JsonObject | None) -> JsonObject | None:
+        propagator = self._propagator
+        if propagator is None:  # a SERVER span: nothing is sent
+            return params
+        carrier: dict[str, str] = {}
+        span = NonRecordingSpan(self._started.context)
+        propagator.inject(carrier, context=trace.set_span_in_context(span))
+        if not carrier:
+            return params
+        given = None if params is None else params.get("_meta")
+        meta: JsonObject = {**given} if isinstance(given, dict) else {}
+        meta.update(carrier)  # ours win over a caller's stale ones: this span is the parent
+        return {**(params or {}), "_meta": meta}
+
+    def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
+        failure = _failure(outcome, error_code)
+        self._lean.end(self._started, failure)
         self._histogram.record(
             time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
         )

@@ -1,0 +1,237 @@
+"""Finished spans built directly for the SDK's span processors: tracing at a fraction of the cost.
+
+The SDK's ``Tracer.start_span`` and ``Span.end`` cost about 50 µs a request on the machine
+``bench/telemetry.py`` ran on, most of it in making and locking a mutable ``Span`` (and the
+garbage it leaves), where a whole MCP ``tools/call`` costs 60. trimcp's spans need none of
+that mutability: their attributes are known when the request starts, their status when it
+ends. So when the observer's tracer is the SDK's own, ``LeanTracer`` does what
+``start_span`` does (the parent from the context, the provider's sampler, its id generator,
+the start time) and, at the end, hands one immutable ``ReadableSpan`` (what ``Span.end``
+would have handed) to the provider's span processors.
+
+What it keeps of the SDK's behaviour: names, kinds, attributes (within the provider's
+``SpanLimits``), parent, trace and span ids, trace flags and trace state, status, resource,
+instrumentation scope, and the sampler's decision (``ParentBased``, ratio and custom
+samplers all decide as they would). An unsampled span records nothing but its context still
+propagates, flag 0. What it does not: the handler sees a ``NonRecordingSpan`` as the current
+span (it can start child spans, and its requests inject the right ``traceparent``, but it
+cannot add attributes or events to the SERVER span), and the SDK's own self-metrics
+(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans.
+
+It is used only while every span processor of the provider does nothing when a span starts
+or is ending (the SDK's ``SimpleSpanProcessor`` and ``BatchSpanProcessor``, or subclasses
+that leave ``on_start`` alone): a processor that reads or changes a span as it starts gets
+the SDK's path, as does a tracer disabled by a configurator. The SDK offers no public way
+to reach a provider's processors, span limits or scope; the ``Tracer`` it hands out holds
+them (``span_processor`` is public, ``_span_limits``, ``_instrumentation_scope`` and
+``_is_enabled`` are not), and they are read from it. ``lean_tracer`` returns None for any
+tracer that is not the SDK's, or an SDK that lacks one of these, and the caller keeps to
+``start_span``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Final, final
+
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace import Tracer as SdkTracer
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.trace import (
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    get_current_span,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from opentelemetry.context import Context
+    from opentelemetry.trace import Tracer
+    from opentelemetry.util.types import AttributeValue
+
+__all__ = ["LeanStart", "LeanTracer", "lean_tracer"]
+
+_ERROR: Final = Status(StatusCode.ERROR)
+_UNSET: Final = Status(StatusCode.UNSET)
+_SAMPLED: Final = int(TraceFlags.SAMPLED)
+# Newer SDKs mark a trace id they drew at random (W3C Trace Context level 2); older have no
+# such flag, and 0 leaves the flags as they were.
+_RANDOM: Final = int(getattr(TraceFlags, "RANDOM_TRACE_ID", 0))
+
+# The processors that do nothing as a span starts or is ending: ``on_start`` and
+# ``_on_ending`` as the SDK's base, simple and batch processors define them (all empty).
+_QUIET_STARTS: Final = frozenset(
+    getattr(cls, hook, None)
+    for cls in (SpanProcessor, SimpleSpanProcessor, BatchSpanProcessor)
+    for hook in ("on_start", "_on_ending")
+)
+
+
+def lean_tracer(tracer: Tracer) -> LeanTracer | None:
+    """Return a ``LeanTracer`` over the SDK ``tracer``; None when it is not the SDK's own (a
+    no-op or proxy tracer, another SDK) or lacks what one needs."""
+    if type(tracer) is not SdkTracer:
+        return None
+    processor = getattr(tracer, "span_processor", None)
+    limits = getattr(tracer, "_span_limits", None)
+    scope = getattr(tracer, "_instrumentation_scope", None)
+    enabled = getattr(tracer, "_is_enabled", None)
+    if (
+        processor is None
+        or not hasattr(processor, "_span_processors")
+        or limits is None
+        or scope is None
+    ):
+        return None
+    return LeanTracer(tracer, processor, limits, scope, enabled)
+
+
+@final
+class LeanStart:
+    """A span started by ``LeanTracer.start``: its context, and what its end needs.
+
+    ``attributes`` is None when the sampler said not to record it.
+    """
+
+    __slots__ = ("attributes", "context", "kind", "name", "parent", "start_ns")
+
+    def __init__(  # noqa: PLR0913, PLR0917  # one span's facts, positional: hot path
+        self,
+        name: str,
+        kind: SpanKind,
+        context: SpanContext,
+        parent: SpanContext | None,
+        attributes: Mapping[str, AttributeValue] | None,
+        start_ns: int,
+    ) -> None:
+        self.name = name
+        self.kind = kind
+        self.context = context
+        self.parent = parent
+        self.attributes = attributes
+        self.start_ns = start_ns
+
+
+@final
+class LeanTracer:
+    """``start_span`` and ``end`` without a ``Span``: see the module docstring."""
+
+    __slots__ = (
+        "_enabled",
+        "_id_generator",
+        "_info",
+        "_max_attributes",
+        "_max_length",
+        "_processor",
+        "_quiet",
+        "_resource",
+        "_sampler",
+        "_scope",
+    )
+
+    def __init__(  # read once from the SDK tracer
+        self,
+        tracer: SdkTracer,
+        processor: object,
+        limits: object,
+        scope: object,
+        enabled: object,
+    ) -> None:
+        self._sampler = tracer.sampler
+        self._id_generator = tracer.id_generator
+        self._resource = tracer.resource
+        self._info = tracer.instrumentation_info
+        self._processor = processor
+        self._scope = scope
+        self._enabled = enabled
+        self._max_attributes: int | None = getattr(limits, "max_span_attributes", None)
+        self._max_length: int | None = getattr(limits, "max_span_attribute_length", None)
+        # The processor tuple last found quiet (processors may be added at any time).
+        self._quiet: object = None
+
+    def usable(self) -> bool:
+        """Whether a span may be built here now: the tracer is enabled and every span
+        processor ignores a span's start (checked again when the processors change)."""
+        if callable(self._enabled) and not self._enabled():
+            return False
+        processors = getattr(self._processor, "_span_processors", None)
+        if processors is self._quiet:
+            return True
+        if not isinstance(processors, tuple) or not all(
+            getattr(type(p), "on_start", None) in _QUIET_STARTS
+            and getattr(type(p), "_on_ending", None) in _QUIET_STARTS
+            for p in processors
+        ):
+            return False
+        self._quiet = processors
+        return True
+
+    def start(
+        self,
+        name: str,
+        kind: SpanKind,
+        parent_context: Context | None,
+        attributes: Mapping[str, AttributeValue],
+    ) -> LeanStart:
+        """Start a span as ``Tracer.start_span`` would, parented on ``parent_context`` (None:
+        the current context)."""
+        parent: SpanContext | None = get_current_span(parent_context).get_span_context()
+        ids = self._id_generator
+        if parent is None or not parent.is_valid:
+            parent = None
+            trace_id = ids.generate_trace_id()
+            random = getattr(ids, "is_trace_id_random", None)
+            random_id = bool(random()) if random is not None else False
+        else:
+            trace_id = parent.trace_id
+            random_id = bool(int(parent.trace_flags) & _RANDOM)
+        sampling = self._sampler.should_sample(parent_context, trace_id, name, kind, attributes, ())
+        decision = sampling.decision
+        flags = _SAMPLED if decision.is_sampled() else 0  # type: ignore[no-untyped-call]
+        if random_id:
+            flags |= _RANDOM
+        context = SpanContext(
+            trace_id,
+            ids.generate_span_id(),
+            is_remote=False,
+            trace_flags=TraceFlags(flags),
+            trace_state=sampling.trace_state,
+        )
+        recording = decision.is_recording()  # type: ignore[no-untyped-call]
+        recorded = sampling.attributes if recording else None
+        return LeanStart(name, kind, context, parent, recorded, time.time_ns())
+
+    def end(self, started: LeanStart, failure: Mapping[str, AttributeValue] | None) -> None:
+        """Hand the finished span to the processors (nothing if it is not recorded)."""
+        attributes = started.attributes
+        if attributes is None:
+            return
+        status = _UNSET
+        if failure is not None:
+            attributes = {**attributes, **failure}
+            status = _ERROR
+        if self._max_length is not None or (
+            self._max_attributes is not None and len(attributes) > self._max_attributes
+        ):
+            attributes = BoundedAttributes(
+                self._max_attributes, attributes, immutable=True, max_value_len=self._max_length
+            )
+        span = ReadableSpan(
+            started.name,
+            started.context,
+            started.parent,
+            self._resource,
+            attributes,
+            kind=started.kind,
+            status=status,
+            instrumentation_info=self._info,
+            start_time=started.start_ns,
+            end_time=time.time_ns(),
+            instrumentation_scope=self._scope,  # type: ignore[arg-type]
+        )
+        self._processor.on_end(span)  # type: ignore[attr-defined]
