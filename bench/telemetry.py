@@ -1,39 +1,43 @@
-"""What per-request telemetry costs a server: stdio ``tools/call`` with it off and on.
+"""What per-request telemetry costs a server: ``tools/call`` over stdio and Streamable HTTP.
 
 Run from the repository root::
 
-    python bench/telemetry.py             # full run: 5 rounds, about 2 minutes
+    python bench/telemetry.py             # full run: 5 rounds, about 6 minutes
     python bench/telemetry.py --quick     # smoke run: 1 round, few requests
-    python bench/telemetry.py --profile otel   # then py-spy one server in that mode
+    python bench/telemetry.py --no-http   # stdio only
+    python bench/telemetry.py --profile tracing   # then py-spy one stdio server in that mode
 
-One server script (``bench/servers/telemetry_echo.py``: ``MCPServer`` with an ``echo`` tool
-over stdio), started fresh for each measurement with the telemetry
-``TRIMCP_BENCH_TELEMETRY`` names:
+One server script (``bench/servers/telemetry_echo.py``: ``MCPServer`` with an ``echo`` tool),
+started fresh for each measurement with the telemetry ``TRIMCP_BENCH_TELEMETRY`` names:
 
 * **off**: nothing installed: the hot paths see an empty slot;
 * **seam**: an observer whose probes record nothing: the cost of the hooks themselves;
 * **metrics**: Prometheus ``RequestMetrics`` (a counter and a histogram per request);
-* **otel**: OpenTelemetry with SDK providers: a SERVER span per request exported inline to
-  an ``InMemorySpanExporter`` and ``mcp.server.operation.duration`` aggregated in memory;
-* **otel10**: otel with one trace in ten sampled (histograms for every request);
-* **both**: metrics and otel together.
+* **tracing**: OpenTelemetry spans only (SDK tracer provider, a SERVER span per request
+  exported inline to an ``InMemorySpanExporter``; OpenTelemetry metrics off);
+* **tracing10**: tracing with one trace in ten sampled;
+* **otel-metrics**: the four OpenTelemetry MCP histograms only (tracing off);
+* **all**: metrics, tracing and otel-metrics together.
 
 Beside them, the **OpenTelemetry SDK floor**: what the SDK alone costs per request in this
-process (``start_span`` with the same attributes, ``end`` into the same in-memory exporter,
-and one histogram ``record``), so that trimcp's part of the otel cost can be told apart.
+process (``start_span`` with the same attributes, ``end`` into the same in-memory exporter;
+one histogram ``record``), so that trimcp's part can be told apart.
 
-The client is ``bench/stdio.py``'s: one thread doing blocking I/O on the pipes, checking every
-answer, keeping D requests in flight (D = 1 and 32). Per measurement: requests/s, p50, and
-the server's CPU per request (``/proc/<pid>/stat`` utime + stime over the timed part; the
-server is one process, so its exporter's work is counted too). Rounds rotate the order of
-the modes; tables show medians, a ratio is the median of the per-round ratios with its
-range. The cost of a mode is its server CPU per request over off's, minus one: the targets
-are <= 5 % for metrics and <= 15 % for otel.
+Over stdio the client is ``bench/stdio.py``'s: one thread doing blocking I/O on the pipes,
+checking every answer, keeping D requests in flight (D = 1 and 32). Over HTTP (the daemon's
+own transport: ``trimcp serve`` serves Streamable HTTP) it is ``bench/_http_load.py``'s
+throughput job: 16 keep-alive connections, each its own session, one request at a time.
+Per measurement: requests/s, p50, and the server's CPU per request (``/proc/<pid>/stat``
+utime + stime over the timed part; the server is one process, so its exporter's work is
+counted too). Rounds rotate the order of the modes; tables show medians, a ratio is the
+median of the per-round ratios with its range. The cost of a mode is its server CPU per
+request over off's, minus one: the targets are <= 5 % for metrics and <= 15 % for tracing.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -55,9 +59,14 @@ BENCH = Path(__file__).resolve().parent
 SPEC = stdio.ServerSpec(
     "telemetry", "trimcp MCPServer echo", BENCH / "servers" / "telemetry_echo.py"
 )
-MODES = ("off", "seam", "metrics", "otel", "otel10", "both")
+SERVER = BENCH / "servers" / "telemetry_echo.py"
+LOAD = BENCH / "_http_load.py"
+ROOT = BENCH.parent
+MODES = ("off", "seam", "metrics", "tracing", "tracing10", "otel-metrics", "all")
+HTTP_MODES = ("off", "metrics", "tracing", "otel-metrics", "all")
 DEPTHS = (1, 32)
-TARGETS = {"metrics": 0.05, "otel": 0.15}
+HTTP = 16  # the HTTP rows' "D": keep-alive connections, one request in flight each
+TARGETS = {"metrics": 0.05, "tracing": 0.15}
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -116,8 +125,57 @@ def measure(mode: str, requests: dict[int, int], warmup: int) -> dict[int, Sampl
         server.close()
 
 
-def sdk_floor(requests: int = 5_000) -> float:
-    """µs of CPU the OpenTelemetry SDK alone spends on one request's span and histogram."""
+def measure_http(mode: str, warmup: float, duration: float) -> Sample:
+    """One fresh HTTP server in ``mode``; ``_http_load.py``'s throughput job against it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["TRIMCP_BENCH_TELEMETRY"] = mode
+    server = subprocess.Popen(
+        [sys.executable, str(SERVER), "--http"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        env=env,
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline().decode()
+        if not line.startswith("PORT "):
+            raise SystemExit(f"the HTTP server in mode {mode} did not start: {line!r}")
+        job = {
+            "kind": "throughput",
+            "port": int(line.split()[1]),
+            "mode": "mcp",
+            "connections": HTTP,
+            "warmup": warmup,
+            "duration": duration,
+            "pid": server.pid,
+        }
+        load = subprocess.run(
+            [sys.executable, "-P", str(LOAD), json.dumps(job)],
+            capture_output=True,
+            cwd=ROOT,
+            env=env,
+            timeout=warmup + duration + 60,
+            check=False,
+        )
+        answer = json.loads(load.stdout.decode().strip().splitlines()[-1])
+        if "error" in answer:
+            raise SystemExit(f"HTTP load in mode {mode}: {answer['error']}")
+        return Sample(answer["rate"], answer["p50_ms"], answer["server_cpu_us"])
+    finally:
+        if server.stdin is not None:
+            server.stdin.close()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def sdk_floor(requests: int = 5_000) -> tuple[float, float]:
+    """µs of CPU the OpenTelemetry SDK alone spends on one span, and on one histogram record."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider
@@ -141,7 +199,7 @@ def sdk_floor(requests: int = 5_000) -> float:
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "echo",
     }
-    best = float("inf")
+    best_span = best_record = float("inf")
     for _ in range(5):
         exporter.clear()
         started = time.process_time()
@@ -149,48 +207,63 @@ def sdk_floor(requests: int = 5_000) -> float:
             attributes = {**shared, "jsonrpc.request.id": str(number), "mcp.session.id": "s-1"}
             span = tracer.start_span("tools/call echo", kind=SpanKind.SERVER, attributes=attributes)
             span.end()
+        best_span = min(best_span, (time.process_time() - started) / requests * 1e6)
+        started = time.process_time()
+        for _number in range(requests):
             histogram.record(0.001, shared)
-        best = min(best, (time.process_time() - started) / requests * 1e6)
-    return best
+        best_record = min(best_record, (time.process_time() - started) / requests * 1e6)
+    return best_span, best_record
 
 
-def print_results(runs: Runs) -> None:
+def print_results(runs: Runs, modes: tuple[str, ...], depths: tuple[int, ...], label: str) -> None:
     rows = [
         [
             mode,
+            label,
             str(depth),
             f"{runs.median(mode, depth, 'rate'):,.0f}",
             f"{runs.median(mode, depth, 'p50_ms'):.3f}",
             f"{runs.median(mode, depth, 'server_cpu_us'):.1f}",
         ]
-        for mode in MODES
-        for depth in DEPTHS
+        for mode in modes
+        for depth in depths
     ]
-    stdio.print_table(["telemetry", "D", "req/s", "p50 ms", "server CPU µs/req"], rows)
+    stdio.print_table(["telemetry", "transport", "D", "req/s", "p50 ms", "server CPU µs/req"], rows)
     print()
     rows = []
-    for mode in MODES[1:]:
-        for depth in DEPTHS:
+    for mode in modes[1:]:
+        for depth in depths:
             cpu = runs.ratios(mode, depth, "server_cpu_us")
             rate = runs.ratios(mode, depth, "rate")
             cost = statistics.median(cpu) - 1.0
             target = TARGETS.get(mode)
-            verdict = "" if target is None else ("PASS" if cost <= target else "MISS")
+            verdict = "" if target is None else ("MET" if cost <= target else "MISS")
             rows.append(
                 [
                     f"{mode} / off",
+                    label,
                     str(depth),
                     f"{statistics.median(rate):.3f}x ({min(rate):.3f}-{max(rate):.3f})",
                     f"{statistics.median(cpu):.3f}x ({min(cpu):.3f}-{max(cpu):.3f})",
                     f"{cost * 100:+.1f} %",
-                    "(none)" if target is None else f"<= {target * 100:.0f} %",
+                    "" if target is None else f"<= {target * 100:.0f} %",
                     verdict,
                 ]
             )
     stdio.print_table(
-        ["ratio", "D", "req/s (range)", "server CPU/req (range)", "cost", "target", "result"],
+        [
+            "ratio",
+            "transport",
+            "D",
+            "req/s (range)",
+            "server CPU/req (range)",
+            "cost",
+            "target",
+            "result",
+        ],
         rows,
     )
+    print()
 
 
 def profile(mode: str, seconds: float) -> None:
@@ -227,6 +300,8 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=20_000, help="requests at D = 32")
     parser.add_argument("--profile", choices=MODES, help="then py-spy one server in this mode")
     parser.add_argument("--profile-seconds", type=float, default=10.0)
+    parser.add_argument("--no-http", action="store_true", help="stdio only")
+    parser.add_argument("--http-seconds", type=float, default=3.0, help="HTTP timed window")
     args = parser.parse_args()
     repeats = 1 if args.quick else max(1, args.repeats)
     n32 = 2_000 if args.quick else max(100, args.requests)
@@ -238,14 +313,25 @@ def main() -> int:
         f"{requests[32]:,} at D=32 per measurement"
     )
     runs = Runs()
+    http_runs = Runs()
+    http_seconds = 1.0 if args.quick else args.http_seconds
     for round_number in range(repeats):
         shift = round_number % len(MODES)
         for mode in MODES[shift:] + MODES[:shift]:
             for depth, sample in measure(mode, requests, warmup).items():
                 runs.add(mode, depth, sample)
+        if not args.no_http:
+            shift = round_number % len(HTTP_MODES)
+            for mode in HTTP_MODES[shift:] + HTTP_MODES[:shift]:
+                http_runs.add(mode, HTTP, measure_http(mode, 1.0, http_seconds))
         print(f"round {round_number + 1}/{repeats} done", file=sys.stderr)
-    print_results(runs)
-    print(f"\nOpenTelemetry SDK floor (span + end + record, best of 5): {sdk_floor():.1f} µs/req")
+    print_results(runs, MODES, DEPTHS, "stdio")
+    if not args.no_http:
+        print_results(http_runs, HTTP_MODES, (HTTP,), "http")
+    span, record = sdk_floor()
+    print(
+        f"OpenTelemetry SDK floor (best of 5): start_span + end {span:.1f} µs, record {record:.1f} µs"
+    )
     if args.profile:
         profile(args.profile, args.profile_seconds)
     return 0

@@ -1,29 +1,40 @@
-"""The ``echo`` tool of ``trimcp_mcpserver.py`` over stdio, with the telemetry
-``TRIMCP_BENCH_TELEMETRY`` names (default ``off``):
+"""The ``echo`` tool of ``trimcp_mcpserver.py`` over stdio (or, with ``--http``, Streamable
+HTTP on 127.0.0.1), with the telemetry ``TRIMCP_BENCH_TELEMETRY`` names (default ``off``):
 
 * ``off``: nothing installed (the slot stays None);
 * ``seam``: an observer whose probes record nothing (``trimcp.telemetry.IGNORED``): what
   the hot paths' calls cost by themselves;
 * ``metrics``: ``trimcp.telemetry.RequestMetrics`` in a fresh Prometheus registry;
-* ``otel``: ``trimcp.telemetry.instrument`` with SDK providers: every span exported to an
-  ``InMemorySpanExporter`` (a ``SimpleSpanProcessor``, so the export is paid inline, in the
-  request) that forgets what it holds past 10,000 spans, as an exporter that ships them
-  away would (holding every span makes the garbage collector's passes ever longer), the
-  histograms aggregated by an ``InMemoryMetricReader``;
-* ``otel10``: ``otel`` with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten
-  recorded (the histograms still see every request);
-* ``both``: ``metrics`` and ``otel`` together.
+* ``tracing``: ``trimcp.telemetry.instrument`` with an SDK tracer provider and OpenTelemetry
+  metrics off (a ``NoOpMeterProvider``): every span exported to an ``InMemorySpanExporter``
+  (a ``SimpleSpanProcessor``, so the export is paid inline, in the request) that forgets
+  what it holds past 10,000 spans, as an exporter that ships them away would (holding every
+  span makes the garbage collector's passes ever longer);
+* ``tracing10``: ``tracing`` with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten;
+* ``otel-metrics``: the four MCP histograms only (an SDK meter provider with an
+  ``InMemoryMetricReader``), tracing off (a ``NoOpTracerProvider``);
+* ``all``: ``metrics``, ``tracing`` and ``otel-metrics`` together.
 
-Run by ``bench/telemetry.py``; exits when stdin closes.
+Run by ``bench/telemetry.py``; over stdio it exits when stdin closes; with ``--http`` it
+prints ``PORT <n>`` once it accepts connections and exits when stdin closes.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
+
+import trio
 
 from trimcp.server import MCPServer
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
 from trimcp.telemetry import IGNORED
 
 server = MCPServer("trimcp-telemetry-echo", "1.0")
@@ -44,55 +55,83 @@ class _Seam:
     client_request = server_session = client_session = server_request
 
 
+MODES = ("off", "seam", "metrics", "tracing", "tracing10", "otel-metrics", "all")
+
+
 def install(mode: str) -> None:
     """Install the telemetry ``mode`` names (see the module docstring)."""
-    if mode == "seam":
-        from trimcp import telemetry
+    if mode not in MODES:
+        raise SystemExit(f"unknown telemetry mode {mode!r}: {', '.join(MODES)}")
+    from trimcp import telemetry
 
+    if mode == "seam":
         telemetry.install(_Seam())  # type: ignore[arg-type]  # duck-typed, returns IGNORED
-    if mode in ("metrics", "both"):
+    if mode in ("metrics", "all"):
         from prometheus_client import CollectorRegistry
 
         from trimcp.telemetry import RequestMetrics
 
         RequestMetrics(CollectorRegistry()).install()
-    if mode in ("otel", "otel10", "both"):
-        from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-        from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
-            InMemorySpanExporter,
-        )
-        from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+    if mode in ("tracing", "tracing10", "otel-metrics", "all"):
+        from opentelemetry.metrics import NoOpMeterProvider
+        from opentelemetry.trace import NoOpTracerProvider
 
-        from trimcp import telemetry
-
-        ratio = 0.1 if mode == "otel10" else 1.0
-        tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
-        exporter = InMemorySpanExporter()
-
-        class Shipped(SimpleSpanProcessor):
-            held = 0
-
-            def on_end(self, span: ReadableSpan) -> None:
-                super().on_end(span)
-                self.held += 1
-                if self.held >= 10_000:
-                    exporter.clear()
-                    self.held = 0
-
-        tracer_provider.add_span_processor(Shipped(exporter))
-        meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+        tracer_provider = NoOpTracerProvider() if mode == "otel-metrics" else _tracer_provider(mode)
+        meter_provider = NoOpMeterProvider() if mode.startswith("tracing") else _meter_provider()
         telemetry.instrument(tracer_provider=tracer_provider, meter_provider=meter_provider)
-    if mode not in ("off", "seam", "metrics", "otel", "otel10", "both"):
-        raise SystemExit(f"unknown telemetry mode {mode!r}: off, seam, metrics, otel, otel10, both")
+
+
+def _tracer_provider(mode: str) -> TracerProvider:
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    ratio = 0.1 if mode == "tracing10" else 1.0
+    tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
+    exporter = InMemorySpanExporter()
+
+    class Shipped(SimpleSpanProcessor):
+        held = 0
+
+        def on_end(self, span: ReadableSpan) -> None:
+            super().on_end(span)
+            self.held += 1
+            if self.held >= 10_000:
+                exporter.clear()
+                self.held = 0
+
+    tracer_provider.add_span_processor(Shipped(exporter))
+    return tracer_provider
+
+
+def _meter_provider() -> MeterProvider:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    return MeterProvider(metric_readers=[InMemoryMetricReader()])
+
+
+async def serve_http() -> None:
+    """Serve over Streamable HTTP on a free port until stdin closes."""
+    serve = functools.partial(server.serve_http, host="127.0.0.1", port=0)
+    async with trio.open_nursery() as nursery:
+        listener = await nursery.start(serve)
+        print(f"PORT {listener.url.rsplit(':', 1)[1].split('/', 1)[0]}", flush=True)
+        await trio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
+        nursery.cancel_scope.cancel()
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--http", action="store_true", help="Streamable HTTP, not stdio")
+    args = parser.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     install(os.environ.get("TRIMCP_BENCH_TELEMETRY", "off"))
-    server.run_stdio()
+    if args.http:
+        trio.run(serve_http)
+    else:
+        server.run_stdio()
 
 
 if __name__ == "__main__":

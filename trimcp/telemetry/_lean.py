@@ -62,6 +62,12 @@ _SAMPLED: Final = int(TraceFlags.SAMPLED)
 # Newer SDKs mark a trace id they drew at random (W3C Trace Context level 2); older have no
 # such flag, and 0 leaves the flags as they were.
 _RANDOM: Final = int(getattr(TraceFlags, "RANDOM_TRACE_ID", 0))
+# (sampled, random trace id) -> the span's flags, made once.
+_FLAGS: Final = {
+    (sampled, random): TraceFlags((_SAMPLED if sampled else 0) | (_RANDOM if random else 0))
+    for sampled in (False, True)
+    for random in (False, True)
+}
 
 # The processors that do nothing as a span starts or is ending: ``on_start`` and
 # ``_on_ending`` as the SDK's base, simple and batch processors define them (all empty).
@@ -129,6 +135,7 @@ class LeanTracer:
         "_max_length",
         "_processor",
         "_quiet",
+        "_random_ids",
         "_resource",
         "_sampler",
         "_scope",
@@ -144,6 +151,10 @@ class LeanTracer:
     ) -> None:
         self._sampler = tracer.sampler
         self._id_generator = tracer.id_generator
+        # Whether the generator draws trace ids at random (newer SDKs ask it per span; it is
+        # a property of the generator, asked once here).
+        random_ids = getattr(tracer.id_generator, "is_trace_id_random", None)
+        self._random_ids = bool(random_ids()) if callable(random_ids) else False
         self._resource = tracer.resource
         self._info = tracer.instrumentation_info
         self._processor = processor
@@ -185,21 +196,18 @@ class LeanTracer:
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = ids.generate_trace_id()
-            random = getattr(ids, "is_trace_id_random", None)
-            random_id = bool(random()) if random is not None else False
+            random_id = self._random_ids
         else:
             trace_id = parent.trace_id
             random_id = bool(int(parent.trace_flags) & _RANDOM)
         sampling = self._sampler.should_sample(parent_context, trace_id, name, kind, attributes, ())
         decision = sampling.decision
-        flags = _SAMPLED if decision.is_sampled() else 0  # type: ignore[no-untyped-call]
-        if random_id:
-            flags |= _RANDOM
+        sampled = decision.is_sampled()  # type: ignore[no-untyped-call]
         context = SpanContext(
             trace_id,
             ids.generate_span_id(),
             is_remote=False,
-            trace_flags=TraceFlags(flags),
+            trace_flags=_FLAGS[sampled, random_id],
             trace_state=sampling.trace_state,
         )
         recording = decision.is_recording()  # type: ignore[no-untyped-call]
