@@ -330,7 +330,8 @@ def main() -> int:
         print_results(http_runs, HTTP_MODES, (HTTP,), "http")
     span, record = sdk_floor()
     print(
-        f"OpenTelemetry SDK floor (best of 5): start_span + end {span:.1f} µs, record {record:.1f} µs"
+        f"OpenTelemetry SDK floor (best of 5): start_span + end {span:.1f} µs, "
+        f"histogram record {record:.1f} µs"
     )
     if args.profile:
         profile(args.profile, args.profile_seconds)
