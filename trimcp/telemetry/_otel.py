@@ -30,7 +30,7 @@ error (a client may send any name; the span keeps it).
 Spans are made by the SDK's ``start_span`` and ``end`` only when the tracer provider is not
 the SDK's own (a no-op or proxy provider, another SDK) or has a span processor that watches
 spans start: with the SDK's provider, ``_lean.LeanTracer`` builds each finished span directly
-and hands it to the provider's processors, at a fifth of the cost (its docstring says what
+and hands it to the provider's processors, for less than half the cost (its docstring says what
 differs: the handler's current span is a ``NonRecordingSpan``).
 
 Imports ``opentelemetry`` (``pip install 'trimcp[otel]'``): ``trimcp.telemetry`` loads this
