@@ -14,6 +14,7 @@ newest era the server does (a trimcp server: MCP 2026-07-28) unless its options 
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,9 @@ async def open_local(
     """Run ``server`` in a session and yield a client of it (``options``) as an ``Upstream``."""
     chosen = getattr(server, "session_options", None)
     serving = chosen if isinstance(chosen, SessionOptions) else SessionOptions()
+    # Part of the gateway: telemetry sees each call where the gateway serves and forwards
+    # it (its SERVER and CLIENT spans, its request counters), not a second time here.
+    serving = dataclasses.replace(serving, observed=False)
     server_end, client_end = memory_stream_pair()
     async with trio.open_nursery() as nursery:
         ref = await spawn(nursery, Session(server_end, server, serving))

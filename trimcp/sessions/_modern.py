@@ -90,6 +90,7 @@ class ModernRequest:
     __slots__ = (
         "_handler",
         "_identity",
+        "_observed_by_telemetry",
         "_peer",
         "_probe",
         "_request",
@@ -114,6 +115,7 @@ class ModernRequest:
         peer: Peer = _HTTP,
     ) -> None:
         chosen = options or SessionOptions()
+        self._observed_by_telemetry = chosen.observed
         self.connection = ServerConnection.for_request(
             handler.server_info,
             handler.capabilities,
@@ -153,7 +155,7 @@ class ModernRequest:
         serving = _SERVING.set(self)
         try:
             with self._scope:
-                observer = SLOT.observer
+                observer = SLOT.observer if self._observed_by_telemetry else None
                 if observer is None:
                     answer = await self._answer(request, context)
                 else:

@@ -34,6 +34,10 @@ class SessionOptions:
         drain_timeout: seconds the requests still running when input ends (the client
             closed stdin or the connection) get to finish and be answered before the
             session stops anyway.
+        observed: report the session and its requests to telemetry (``trimcp.telemetry``).
+            False for a server that is part of another one in the same process (a
+            gateway's in-process backend): the gateway already reports each call it
+            forwards, and counting it twice would make the request rates lie.
     """
 
     initialization_timeout: float = 60.0
@@ -43,6 +47,7 @@ class SessionOptions:
     write_queue: int = 256
     drain_timeout: float = 5.0
     write_timeout: float = 60.0
+    observed: bool = True
 
 
 @functools.lru_cache(maxsize=64)

@@ -267,7 +267,7 @@ class Session(Actor):
         """Start reading (or take pushed input) and the initialization timer."""
         stream = self._stream
         self.peer = Peer(transport_of(stream), _wire_session_id(stream) or self.name)
-        observer = SLOT.observer
+        observer = SLOT.observer if self._options.observed else None
         if observer is not None:
             self._observed = observer.server_session(self.peer)
         if isinstance(stream, PushedInput):
@@ -593,7 +593,7 @@ class Session(Actor):
             await self._on_reply_event(event)
 
     async def _initialize(self, event: InitializeReceived) -> None:
-        observer = SLOT.observer
+        observer = SLOT.observer if self._options.observed else None
         probe = None
         if observer is not None:
             probe = observer.server_request(
@@ -643,7 +643,7 @@ class Session(Actor):
         # A copy of the context, as a task of its own would get: a handler's context
         # variables must not leak into the reader and the requests after it.
         run_context = contextvars.copy_context()
-        observer = SLOT.observer
+        observer = SLOT.observer if self._options.observed else None
         probe: RequestProbe | None = None
         if observer is not None:
             # The request's span and log fields go in its handler's context (and so its own
