@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Self, final
+from typing import TYPE_CHECKING, Final, final
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
@@ -51,11 +51,10 @@ from trimcp.protocol import TRACE_KEYS
 
 from ._methods import method_label
 from ._prometheus import DURATION_BUCKETS
-from ._seam import install, uninstall
+from ._seam import Installable
 
 if TYPE_CHECKING:
     from contextvars import Context
-    from types import TracebackType
 
     from opentelemetry.metrics import Histogram, Meter, MeterProvider
     from opentelemetry.propagators.textmap import TextMapPropagator
@@ -99,7 +98,7 @@ _TRANSPORT_ATTRIBUTES: Final[dict[Transport | None, Attributes]] = {
 
 
 @final
-class OtelObserver:
+class OtelObserver(Installable):
     """Spans and duration histograms after the MCP conventions (see the module docstring).
 
     ``tracer_provider`` and ``meter_provider`` default to the global ones (whatever
@@ -163,28 +162,6 @@ class OtelObserver:
     def statistics(self) -> OtelStatistics:
         """How many attribute shapes are kept (bounded by ``MAX_SHAPES``)."""
         return OtelStatistics(shapes=len(self._shapes))
-
-    def install(self) -> None:
-        """Start recording (``trimcp.telemetry.install``)."""
-        install(self)
-
-    def uninstall(self) -> None:
-        """Stop recording; spans already started still end."""
-        uninstall(self)
-
-    def __enter__(self) -> Self:
-        """Install for the ``with`` block."""
-        self.install()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Uninstall."""
-        self.uninstall()
 
     # --- Observer -------------------------------------------------------------------------
 

@@ -24,24 +24,23 @@ from __future__ import annotations
 
 import bisect
 import time
-from typing import TYPE_CHECKING, Final, Self, final
+from typing import TYPE_CHECKING, Final, final
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
 from ._methods import MCP_METHODS, OTHER
-from ._seam import IGNORED, install, uninstall
+from ._seam import Installable, ServerRequestsOnly
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from contextvars import Context
-    from types import TracebackType
 
     from prometheus_client import CollectorRegistry
     from prometheus_client.core import Metric
 
     from trimcp.protocol import JsonObject, RequestId
 
-    from ._seam import ClientProbe, Outcome, Peer, RequestProbe, SessionProbe
+    from ._seam import Outcome, Peer, RequestProbe
 
 __all__ = ["DURATION_BUCKETS", "RequestMetrics"]
 
@@ -54,7 +53,7 @@ DURATION_BUCKETS: Final = (
 
 
 @final
-class RequestMetrics:
+class RequestMetrics(Installable, ServerRequestsOnly):
     """Count and time the requests this process serves, into a Prometheus registry.
 
     Creating one registers its two families in ``registry`` (a second one in the same
@@ -79,28 +78,6 @@ class RequestMetrics:
         }
         registry.register(self)
 
-    def install(self) -> None:
-        """Start counting (``trimcp.telemetry.install``)."""
-        install(self)
-
-    def uninstall(self) -> None:
-        """Stop counting; what was counted stays."""
-        uninstall(self)
-
-    def __enter__(self) -> Self:
-        """Install for the ``with`` block."""
-        self.install()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Uninstall."""
-        self.uninstall()
-
     # --- Observer -------------------------------------------------------------------------
 
     def server_request(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
@@ -115,20 +92,6 @@ class RequestMetrics:
         """Start timing a request served."""
         rows = self._rows
         return _Timing(rows.get(method) or rows[OTHER], time.perf_counter())
-
-    def client_request(
-        self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
-    ) -> ClientProbe:
-        """Requests sent are not counted here (OpenTelemetry's client histogram has them)."""
-        return IGNORED
-
-    def server_session(self, peer: Peer) -> SessionProbe:
-        """Sessions are not counted here."""
-        return IGNORED
-
-    def client_session(self, peer: Peer) -> SessionProbe:
-        """Sessions are not counted here."""
-        return IGNORED
 
     # --- prometheus_client's Collector ---------------------------------------------------
 

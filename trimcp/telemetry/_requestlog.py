@@ -19,7 +19,7 @@ import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, final
 
-from ._seam import IGNORED
+from ._seam import ServerRequestsOnly
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from trimcp.protocol import JsonObject, RequestId
 
-    from ._seam import ClientProbe, Outcome, Peer, RequestProbe, SessionProbe
+    from ._seam import Outcome, Peer, RequestProbe
 
 __all__ = ["REQUEST_LOGGER", "RequestLog", "request_fields"]
 
@@ -51,7 +51,7 @@ def request_fields() -> Mapping[str, object] | None:
 
 
 @final
-class RequestLog:
+class RequestLog(ServerRequestsOnly):
     """Request fields for log records, and with ``lines`` a log line per request served."""
 
     __slots__ = ("lines",)
@@ -82,20 +82,6 @@ class RequestLog:
         if context is not None:
             context.run(_FIELDS.set, fields)  # the handler's own context: ends with it
         return _Logged(fields, time.perf_counter() if self.lines else None)
-
-    def client_request(
-        self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
-    ) -> ClientProbe:
-        """Requests sent are not logged here."""
-        return IGNORED
-
-    def server_session(self, peer: Peer) -> SessionProbe:
-        """Sessions are not logged here."""
-        return IGNORED
-
-    def client_session(self, peer: Peer) -> SessionProbe:
-        """Sessions are not logged here."""
-        return IGNORED
 
 
 @final

@@ -16,10 +16,11 @@ the other way round (tests/test_layering.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal, Protocol, final
+from typing import TYPE_CHECKING, Final, Literal, Protocol, Self, cast, final
 
 if TYPE_CHECKING:
     from contextvars import Context
+    from types import TracebackType
 
     from trimcp.protocol import JsonObject, RequestId
 
@@ -27,11 +28,13 @@ __all__ = [
     "IGNORED",
     "SLOT",
     "ClientProbe",
+    "Installable",
     "Observer",
     "ObserverSlot",
     "Outcome",
     "Peer",
     "RequestProbe",
+    "ServerRequestsOnly",
     "SessionProbe",
     "Transport",
     "install",
@@ -181,6 +184,54 @@ def uninstall(observer: Observer) -> None:
 def installed() -> tuple[Observer, ...]:
     """Return the observers installed, in the order they were."""
     return SLOT._installed
+
+
+class Installable:
+    """``install``/``uninstall`` and the ``with`` block, for an observer of the slot."""
+
+    __slots__ = ()
+
+    def install(self) -> None:
+        """Start observing (``trimcp.telemetry.install``)."""
+        install(cast("Observer", self))
+
+    def uninstall(self) -> None:
+        """Stop observing; requests already started still finish with their probes."""
+        uninstall(cast("Observer", self))
+
+    def __enter__(self) -> Self:
+        """Install for the ``with`` block."""
+        self.install()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Uninstall."""
+        self.uninstall()
+
+
+class ServerRequestsOnly:
+    """The hooks an observer of the requests served leaves alone: requests sent, sessions."""
+
+    __slots__ = ()
+
+    def client_request(
+        self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
+    ) -> ClientProbe:
+        """Requests sent are not watched."""
+        return IGNORED
+
+    def server_session(self, peer: Peer) -> SessionProbe:
+        """Sessions are not watched."""
+        return IGNORED
+
+    def client_session(self, peer: Peer) -> SessionProbe:
+        """Sessions are not watched."""
+        return IGNORED
 
 
 @final
