@@ -204,7 +204,7 @@ class OtelObserver(Installable):
         if context is not None:
             # In the handler's own (copied) context: never detached, the copy ends with it.
             context.run(otel_context.attach, trace.set_span_in_context(span))
-        return _ServerSpan(span, self._server_duration, shared, time.perf_counter())
+        return _SdkSpan(span, self._server_duration, shared, time.perf_counter())
 
     def client_request(
         self, method: str, params: JsonObject | None, peer: Peer, protocol_version: str | None
@@ -344,9 +344,8 @@ def _end(span: Span, failure: Attributes | None) -> None:
     span.end()
 
 
-@final
-class _ServerSpan:
-    """One request received: its span, and its duration for the histogram."""
+class _SdkSpan:
+    """One request received, on the SDK's own span: the span, and its duration for the histogram."""
 
     __slots__ = ("_histogram", "_shared", "_span", "_start")
 
@@ -365,10 +364,10 @@ class _ServerSpan:
 
 
 @final
-class _ClientSpan:
-    """One request sent: its span, the context it injects, and its duration."""
+class _ClientSpan(_SdkSpan):
+    """One request sent, on the SDK's own span: as one received, and the context it injects."""
 
-    __slots__ = ("_histogram", "_propagator", "_shared", "_span", "_start")
+    __slots__ = ("_propagator",)
 
     def __init__(
         self,
@@ -378,28 +377,11 @@ class _ClientSpan:
         propagator: TextMapPropagator,
         start: float,
     ) -> None:
-        self._span = span
-        self._histogram = histogram
-        self._shared = shared
+        super().__init__(span, histogram, shared, start)
         self._propagator = propagator
-        self._start = start
 
     def inject(self, params: JsonObject | None) -> JsonObject | None:
-        carrier: dict[str, str] = {}
-        self._propagator.inject(carrier, context=trace.set_span_in_context(self._span))
-        if not carrier:
-            return params
-        given = None if params is None else params.get("_meta")
-        meta: JsonObject = {**given} if isinstance(given, dict) else {}
-        meta.update(carrier)  # ours win over a caller's stale ones: this span is the parent
-        return {**(params or {}), "_meta": meta}
-
-    def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
-        failure = _failure(outcome, error_code)
-        _end(self._span, failure)
-        self._histogram.record(
-            time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
-        )
+        return _injected(self._propagator, self._span, params)
 
 
 @final
@@ -428,15 +410,7 @@ class _LeanSpan:
         propagator = self._propagator
         if propagator is None:  # a SERVER span: nothing is sent
             return params
-        carrier: dict[str, str] = {}
-        span = NonRecordingSpan(self._started.context)
-        propagator.inject(carrier, context=trace.set_span_in_context(span))
-        if not carrier:
-            return params
-        given = None if params is None else params.get("_meta")
-        meta: JsonObject = {**given} if isinstance(given, dict) else {}
-        meta.update(carrier)  # ours win over a caller's stale ones: this span is the parent
-        return {**(params or {}), "_meta": meta}
+        return _injected(propagator, NonRecordingSpan(self._started.context), params)
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         failure = _failure(outcome, error_code)
@@ -444,6 +418,20 @@ class _LeanSpan:
         self._histogram.record(
             time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
         )
+
+
+def _injected(
+    propagator: TextMapPropagator, span: Span, params: JsonObject | None
+) -> JsonObject | None:
+    """``params`` with ``span``'s trace context in a copy of its ``_meta`` (W3C fields)."""
+    carrier: dict[str, str] = {}
+    propagator.inject(carrier, context=trace.set_span_in_context(span))
+    if not carrier:
+        return params
+    given = None if params is None else params.get("_meta")
+    meta: JsonObject = {**given} if isinstance(given, dict) else {}
+    meta.update(carrier)  # ours win over a caller's stale ones: this span is the parent
+    return {**(params or {}), "_meta": meta}
 
 
 @final
