@@ -42,7 +42,7 @@ from trimcp.cli._status_view import cell, is_healthy, render_status, upstream_pr
 from trimcp.errors import ConfigError, ConnectFailed
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     from rich.console import Console, RenderableType
 
@@ -173,18 +173,17 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _reload(args: argparse.Namespace) -> int:
-    import trio
-
-    try:
-        target = _located(args)
-        token = resolve_token(args.token_file, target)
-    except ConfigError as exc:
-        sys.stderr.write(f"{exc}\n")
-        return _FAILURE
-    return trio.run(lambda: reload_daemon(target, token))
+    return _with_token(args, reload_daemon)
 
 
 def _restart(args: argparse.Namespace) -> int:
+    return _with_token(args, lambda target, token: restart_upstream(target, args.upstream, token))
+
+
+def _with_token(
+    args: argparse.Namespace, act: Callable[[AdminTarget, AdminToken], Awaitable[int]]
+) -> int:
+    """Find the admin app and its token as the options say, then run ``act`` with them."""
     import trio
 
     try:
@@ -193,7 +192,7 @@ def _restart(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"{exc}\n")
         return _FAILURE
-    return trio.run(lambda: restart_upstream(target, args.upstream, token))
+    return trio.run(act, target, token)
 
 
 def _located(args: argparse.Namespace) -> AdminTarget:
