@@ -7,9 +7,10 @@ HTTP on 127.0.0.1), with the telemetry ``TRIMCP_BENCH_TELEMETRY`` names (default
 * ``metrics``: ``trimcp.telemetry.RequestMetrics`` in a fresh Prometheus registry;
 * ``tracing``: ``trimcp.telemetry.instrument`` with an SDK tracer provider and OpenTelemetry
   metrics off (a ``NoOpMeterProvider``): every span exported to an ``InMemorySpanExporter``
-  (a ``SimpleSpanProcessor``, so the export is paid inline, in the request) that forgets
-  what it holds past 10,000 spans, as an exporter that ships them away would (holding every
-  span makes the garbage collector's passes ever longer);
+  through a ``BatchSpanProcessor`` with its default bounds (what ``trimcp serve`` ships: the
+  batch is exported on the processor's thread, in this process, so it is counted) that
+  keeps the last 10,000 spans (``max_spans``), as an exporter that ships them away holds
+  none for long;
 * ``tracing10``: ``tracing`` with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten;
 * ``otel-metrics``: the four MCP histograms only (an SDK meter provider with an
   ``InMemoryMetricReader``), tracing off (a ``NoOpTracerProvider``);
@@ -82,27 +83,28 @@ def install(mode: str) -> None:
 
 
 def _tracer_provider(mode: str) -> TracerProvider:
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
     ratio = 0.1 if mode == "tracing10" else 1.0
     tracer_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
-    exporter = InMemorySpanExporter()
-
-    class Shipped(SimpleSpanProcessor):
-        held = 0
-
-        def on_end(self, span: ReadableSpan) -> None:
-            super().on_end(span)
-            self.held += 1
-            if self.held >= 10_000:
-                exporter.clear()
-                self.held = 0
-
-    tracer_provider.add_span_processor(Shipped(exporter))
+    # What ``trimcp serve`` ships (``[otel]``): a batch processor, its default queue and
+    # batch sizes; its thread's work is in this process, so the benchmark counts it.
+    tracer_provider.add_span_processor(BatchSpanProcessor(InMemorySpanExporter(max_spans=10_000)))
+    # A span dropped for a full queue costs less than one exported: it would flatter the
+    # figure, so the run fails instead (the benchmark reports the server's exit).
+    logging.getLogger("opentelemetry.sdk._shared_internal").addHandler(_DropsFail())
     return tracer_provider
+
+
+class _DropsFail(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        if "dropping" in record.getMessage():
+            sys.stderr.write(f"telemetry_echo: {record.getMessage()}\n")
+            sys.stderr.flush()
+            os._exit(3)
 
 
 def _meter_provider() -> MeterProvider:

@@ -12,11 +12,14 @@ would have handed) to the provider's span processors.
 What it keeps of the SDK's behaviour: names, kinds, attributes (within the provider's
 ``SpanLimits``), parent, trace and span ids, trace flags and trace state, status, resource,
 instrumentation scope, and the sampler's decision (``ParentBased``, ratio and custom
-samplers all decide as they would). An unsampled span records nothing but its context still
-propagates, flag 0. What it does not: the handler sees a ``NonRecordingSpan`` as the current
-span (it can start child spans, and its requests inject the right ``traceparent``, but it
-cannot add attributes or events to the SERVER span), and the SDK's own self-metrics
-(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans.
+samplers all decide as they would; the SDK's own samplers, which decide from the parent's
+flags and the trace id alone, are turned into one comparison per span by
+``sampling_bounds``, where asking them costs more than the rest of the start). An unsampled
+span records nothing but its context still propagates, flag 0. What it does not: the handler
+sees a ``NonRecordingSpan`` as the current span (it can start child spans, and its requests
+inject the right ``traceparent``, but it cannot add attributes or events to the SERVER
+span), and the SDK's own self-metrics (``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not
+count these spans.
 
 It is used only while every span processor of the provider does nothing when a span starts
 or is ending (the SDK's ``SimpleSpanProcessor`` and ``BatchSpanProcessor``, or subclasses
@@ -32,13 +35,20 @@ tracer that is not the SDK's, or an SDK that lacks one of these, and the caller 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, TypeAlias, cast, final
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import Tracer as SdkTracer
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.sampling import (
+    Decision,
+    ParentBased,
+    StaticSampler,
+    TraceIdRatioBased,
+)
 from opentelemetry.trace import (
+    DEFAULT_TRACE_STATE,
     SpanContext,
     SpanKind,
     Status,
@@ -51,10 +61,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from opentelemetry.context import Context
+    from opentelemetry.sdk.trace.sampling import Sampler
     from opentelemetry.trace import Tracer
+    from opentelemetry.trace.span import TraceState
     from opentelemetry.util.types import AttributeValue
 
-__all__ = ["LeanStart", "LeanTracer", "lean_tracer"]
+__all__ = ["LeanStart", "LeanTracer", "SamplingBounds", "lean_tracer", "sampling_bounds"]
 
 _ERROR: Final = Status(StatusCode.ERROR)
 _UNSET: Final = Status(StatusCode.UNSET)
@@ -76,6 +88,64 @@ _QUIET_STARTS: Final = frozenset(
     for cls in (SpanProcessor, SimpleSpanProcessor, BatchSpanProcessor)
     for hook in ("on_start", "_on_ending")
 )
+
+
+# The low 64 bits of a trace id, which the SDK's ratio sampler compares with its bound.
+_LOW_BITS: Final = TraceIdRatioBased.TRACE_ID_LIMIT
+# A sampler's rule as a bound on those bits: sampled when ``trace_id & _LOW_BITS < bound``.
+# Always on is a bound no id reaches, always off is 0, a ratio sampler is its own ``bound``.
+_ALWAYS: Final = _LOW_BITS + 1
+_NEVER: Final = 0
+
+#: A sampler's decisions as bounds, in the order ``SamplingBounds`` documents.
+SamplingBounds: TypeAlias = tuple[int, int, int, int, int]
+
+
+def sampling_bounds(sampler: Sampler) -> SamplingBounds | None:
+    """Return the decisions of one of the SDK's own samplers as bounds on the trace id's low
+    64 bits: for a root span, a remote parent that is (not) sampled, a local parent that is
+    (not) sampled, in that order; None for any other sampler (it is asked per span).
+
+    The SDK's ``ParentBased`` over its ``StaticSampler`` (always on or off) and
+    ``TraceIdRatioBased``, and those two alone, are what every ``OTEL_TRACES_SAMPLER`` value
+    but a custom one builds. They decide from the parent's flags and the trace id only, add
+    no attributes and keep the parent's trace state, so their decision is a comparison; a
+    subclass that overrides ``should_sample`` is asked, as is any other sampler.
+    """
+    rule = _bound(sampler)
+    if rule is not None:
+        return (rule, rule, rule, rule, rule)
+    if type(sampler).should_sample is not ParentBased.should_sample:
+        return None
+    delegates = (
+        getattr(sampler, name, None)
+        for name in (
+            "_root",
+            "_remote_parent_sampled",
+            "_remote_parent_not_sampled",
+            "_local_parent_sampled",
+            "_local_parent_not_sampled",
+        )
+    )
+    bounds = tuple(_bound(delegate) for delegate in delegates)
+    if any(bound is None for bound in bounds):
+        return None
+    return cast("SamplingBounds", bounds)
+
+
+def _bound(sampler: object) -> int | None:
+    """A ratio or static sampler's rule as a bound; None for any other sampler."""
+    method = getattr(type(sampler), "should_sample", None)
+    if method is TraceIdRatioBased.should_sample:
+        bound = getattr(sampler, "bound", None)
+        return bound if isinstance(bound, int) else None
+    if method is StaticSampler.should_sample:
+        decision = getattr(sampler, "_decision", None)
+        if decision is Decision.RECORD_AND_SAMPLE:
+            return _ALWAYS
+        if decision is Decision.DROP:
+            return _NEVER
+    return None
 
 
 def lean_tracer(tracer: Tracer) -> LeanTracer | None:
@@ -128,6 +198,7 @@ class LeanTracer:
     """``start_span`` and ``end`` without a ``Span``: see the module docstring."""
 
     __slots__ = (
+        "_bounds",
         "_enabled",
         "_id_generator",
         "_info",
@@ -150,6 +221,7 @@ class LeanTracer:
         enabled: object,
     ) -> None:
         self._sampler = tracer.sampler
+        self._bounds = sampling_bounds(tracer.sampler)
         self._id_generator = tracer.id_generator
         # Whether the generator draws trace ids at random (newer SDKs ask it per span; it is
         # a property of the generator, asked once here).
@@ -193,25 +265,36 @@ class LeanTracer:
         the current context)."""
         parent: SpanContext | None = get_current_span(parent_context).get_span_context()
         ids = self._id_generator
+        bounds = self._bounds
         if parent is None or not parent.is_valid:
             parent = None
             trace_id = ids.generate_trace_id()
             random_id = self._random_ids
+            rule = 0
         else:
             trace_id = parent.trace_id
             random_id = bool(int(parent.trace_flags) & _RANDOM)
-        sampling = self._sampler.should_sample(parent_context, trace_id, name, kind, attributes, ())
-        decision = sampling.decision
-        sampled = decision.is_sampled()  # type: ignore[no-untyped-call]
+            # 1 to 4: remote sampled, remote not sampled, local sampled, local not sampled.
+            rule = 1 + 2 * (not parent.is_remote) + (not int(parent.trace_flags) & _SAMPLED)
+        if bounds is not None:
+            # The SDK's own samplers, decided as they decide (``sampling_bounds``).
+            sampled = trace_id & _LOW_BITS < bounds[rule]
+            recorded = attributes if sampled else None
+            trace_state: TraceState | None = (
+                DEFAULT_TRACE_STATE if parent is None else parent.trace_state
+            )
+        else:
+            sampling = self._sampler.should_sample(
+                parent_context, trace_id, name, kind, attributes, ()
+            )
+            decision = sampling.decision
+            sampled = decision.is_sampled()  # type: ignore[no-untyped-call]
+            recording = decision.is_recording()  # type: ignore[no-untyped-call]
+            recorded = sampling.attributes if recording else None
+            trace_state = sampling.trace_state
         context = SpanContext(
-            trace_id,
-            ids.generate_span_id(),
-            is_remote=False,
-            trace_flags=_FLAGS[sampled, random_id],
-            trace_state=sampling.trace_state,
+            trace_id, ids.generate_span_id(), False, _FLAGS[sampled, random_id], trace_state
         )
-        recording = decision.is_recording()  # type: ignore[no-untyped-call]
-        recorded = sampling.attributes if recording else None
         return LeanStart(name, kind, context, parent, recorded, time.time_ns())
 
     def end(self, started: LeanStart, failure: Mapping[str, AttributeValue] | None) -> None:
