@@ -282,7 +282,7 @@ def profile(mode: str, seconds: float) -> None:
         server.handshake()
         recorder = subprocess.Popen(
             [spy, "record", "--pid", str(server.proc.pid), "--duration", str(int(seconds)),
-             "--rate", "200", "--nonblocking", "--format", "raw", "--output", str(out)],
+             "--rate", "200", "--format", "raw", "--output", str(out)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         next_id = 10

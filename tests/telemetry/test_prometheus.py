@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from trimcp.telemetry import DURATION_BUCKETS, MCP_METHODS, Peer, RequestMetrics
-from trimcp.telemetry._prometheus import record
+from trimcp.telemetry import DURATION_BUCKETS, MCP_METHODS, Peer, RequestMetrics, _prometheus
 
 
 def samples(registry: CollectorRegistry) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -82,11 +81,15 @@ def test_the_method_label_stays_bounded(methods: list[str]) -> None:
     assert ("other" in labels) == bool(unknown)
 
 
-def test_durations_fall_in_le_buckets_and_add_up() -> None:
+def test_durations_fall_in_le_buckets_and_add_up(monkeypatch: pytest.MonkeyPatch) -> None:
     registry = CollectorRegistry()
     metrics = RequestMetrics(registry)
+    clock = iter([])
+    # The metrics' clock, told each request's start (0) and end (its duration).
+    monkeypatch.setattr(_prometheus, "perf_counter", lambda: next(clock))
     for seconds in (0.01, 0.015, 0.5, 400.0):
-        record(metrics._rows["ping"], "ok", seconds)
+        clock = iter([0.0, seconds])
+        metrics.server_request("ping", 1, None, Peer(), None, None).finish("ok")
     found = samples(registry)
     hist = "trimcp_request_duration_seconds"
 

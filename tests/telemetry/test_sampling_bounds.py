@@ -41,6 +41,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.span import TraceState
 
 from trimcp.telemetry._lean import lean_tracer, sampling_bounds
+from trimcp.telemetry._leanspan import LeanSpan
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -94,7 +95,8 @@ def test_the_lean_path_decides_as_the_sdks_samplers(
     )
     assert lean is not None
     attributes: dict[str, AttributeValue] = {"mcp.method.name": "tools/call"}
-    started = lean.start("tools/call echo", SpanKind.SERVER, context, attributes)
+    started = LeanSpan("tools/call echo", SpanKind.SERVER, attributes)
+    lean.start(started, context)
     if span_context is not None:
         trace_id = span_context.trace_id  # a child is on its parent's trace
     result = sampler.should_sample(

@@ -45,10 +45,11 @@ from typing import TYPE_CHECKING, Final, final
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
-from opentelemetry.trace import NonRecordingSpan, SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from trimcp.protocol import TRACE_KEYS
 
+from ._leanspan import LeanSpan
 from ._methods import method_label
 from ._prometheus import DURATION_BUCKETS
 from ._seam import Installable
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 
     from trimcp.protocol import JsonObject, RequestId
 
-    from ._lean import LeanStart, LeanTracer
+    from ._lean import LeanTracer
     from ._seam import ClientProbe, Outcome, Peer, RequestProbe, SessionProbe, Transport
 
 __all__ = ["MAX_SHAPES", "OtelObserver", "OtelStatistics"]
@@ -189,15 +190,15 @@ class OtelObserver(Installable):
             span_attributes["mcp.session.id"] = peer.session_id
         lean = self._lean
         if lean is not None and lean.usable():
-            started = lean.start(name, SpanKind.SERVER, parent, span_attributes)
-            if context is not None:
-                # The handler's current span carries the context only: what it sends is
-                # this span's child.
-                current = NonRecordingSpan(started.context)
-                context.run(otel_context.attach, trace.set_span_in_context(current))
-            return _LeanSpan(
-                lean, started, self._server_duration, shared, None, time.perf_counter()
+            probe = _LeanSpan(
+                name, SpanKind.SERVER, span_attributes, lean, self._server_duration, shared, None
             )
+            lean.start(probe, parent)
+            if context is not None:
+                # The probe is the handler's current span: it carries the context only, so
+                # what the handler sends is this span's child.
+                context.run(otel_context.attach, trace.set_span_in_context(probe))
+            return probe
         span = self._tracer.start_span(
             name, context=parent, kind=SpanKind.SERVER, attributes=span_attributes
         )
@@ -220,10 +221,17 @@ class OtelObserver(Installable):
                 span_attributes["mcp.session.id"] = peer.session_id
         lean = self._lean
         if lean is not None and lean.usable():
-            started = lean.start(name, SpanKind.CLIENT, None, span_attributes)
-            return _LeanSpan(
-                lean, started, self._client_duration, shared, self._propagator, time.perf_counter()
+            probe = _LeanSpan(
+                name,
+                SpanKind.CLIENT,
+                span_attributes,
+                lean,
+                self._client_duration,
+                shared,
+                self._propagator,
             )
+            lean.start(probe, None)
+            return probe
         span = self._tracer.start_span(name, kind=SpanKind.CLIENT, attributes=span_attributes)
         return _ClientSpan(
             span, self._client_duration, shared, self._propagator, time.perf_counter()
@@ -385,36 +393,38 @@ class _ClientSpan(_SdkSpan):
 
 
 @final
-class _LeanSpan:
-    """One request received or sent, its span built at the end by a ``LeanTracer``."""
+class _LeanSpan(LeanSpan):
+    """One request received or sent on the lean path: the probe, the handler's current span
+    (a received one's), and what the span built at its end by a ``LeanTracer`` will say."""
 
-    __slots__ = ("_histogram", "_lean", "_propagator", "_shared", "_start", "_started")
+    __slots__ = ("_histogram", "_lean", "_propagator", "_shared", "_start")
 
     def __init__(  # noqa: PLR0913, PLR0917  # one request's facts, positional: hot path
         self,
+        name: str,
+        kind: SpanKind,
+        attributes: Attributes,
         lean: LeanTracer,
-        started: LeanStart,
         histogram: Histogram,
         shared: Attributes,
         propagator: TextMapPropagator | None,
-        start: float,
     ) -> None:
+        super().__init__(name, kind, attributes)
         self._lean = lean
-        self._started = started
         self._histogram = histogram
         self._shared = shared
         self._propagator = propagator
-        self._start = start
+        self._start = time.perf_counter()
 
     def inject(self, params: JsonObject | None) -> JsonObject | None:
         propagator = self._propagator
         if propagator is None:  # a SERVER span: nothing is sent
             return params
-        return _injected(propagator, NonRecordingSpan(self._started.context), params)
+        return _injected(propagator, self, params)
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
         failure = _failure(outcome, error_code)
-        self._lean.end(self._started, failure)
+        self._lean.end(self, failure)
         self._histogram.record(
             time.perf_counter() - self._start, _metric_attributes(self._shared, failure)
         )

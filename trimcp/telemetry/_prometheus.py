@@ -22,8 +22,8 @@ never torn.
 
 from __future__ import annotations
 
-import bisect
-import time
+from bisect import bisect_left
+from time import perf_counter
 from typing import TYPE_CHECKING, Final, final
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
@@ -91,7 +91,8 @@ class RequestMetrics(Installable, ServerRequestsOnly):
     ) -> RequestProbe:
         """Start timing a request served."""
         rows = self._rows
-        return _Timing(rows.get(method) or rows[OTHER], time.perf_counter())
+        # A tuple made by tuple's own constructor: no Python __init__ to run per request.
+        return _new_timing(_Timing, (rows.get(method) or rows[OTHER], perf_counter()))
 
     # --- prometheus_client's Collector ---------------------------------------------------
 
@@ -130,15 +131,6 @@ _OUTCOMES: Final[dict[str, int]] = {
 _ROW: Final = _SUM + 1 + len(_OUTCOMES)
 
 
-def record(row: list[float], outcome: Outcome, seconds: float) -> None:
-    """Count one request of ``row``'s method that ended with ``outcome`` after ``seconds``."""
-    row[_OUTCOMES[outcome]] += 1
-    # The first bucket whose bound is >= seconds (Prometheus buckets are "le"); past the
-    # last bound, +Inf.
-    row[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1
-    row[_SUM] += seconds
-
-
 def _requests_family() -> CounterMetricFamily:
     return CounterMetricFamily(
         "trimcp_requests",
@@ -156,14 +148,20 @@ def _durations_family() -> HistogramMetricFamily:
 
 
 @final
-class _Timing:
-    """One request being timed."""
+class _Timing(tuple[list[float], float]):
+    """One request being timed: its method's row and when it started."""
 
-    __slots__ = ("_row", "_start")
-
-    def __init__(self, row: list[float], start: float) -> None:
-        self._row = row
-        self._start = start
+    __slots__ = ()
 
     def finish(self, outcome: Outcome, error_code: int | None = None) -> None:
-        record(self._row, outcome, time.perf_counter() - self._start)
+        """Count the request by ``outcome`` and its duration in its row."""
+        row, start = self
+        seconds = perf_counter() - start
+        row[_OUTCOMES[outcome]] += 1
+        # The first bucket whose bound is >= seconds (Prometheus buckets are "le"); past the
+        # last bound, +Inf.
+        row[bisect_left(DURATION_BUCKETS, seconds)] += 1
+        row[_SUM] += seconds
+
+
+_new_timing: Final = tuple.__new__
