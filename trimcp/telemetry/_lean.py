@@ -16,10 +16,10 @@ samplers all decide as they would; the SDK's own samplers, which decide from the
 flags and the trace id alone, are turned into one comparison per span by
 ``sampling_bounds``, where asking them costs more than the rest of the start). An unsampled
 span records nothing but its context still propagates, flag 0. What it does not: the handler
-sees a ``NonRecordingSpan`` as the current span (it can start child spans, and its requests
-inject the right ``traceparent``, but it cannot add attributes or events to the SERVER
-span), and the SDK's own self-metrics (``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not
-count these spans.
+sees a ``NonRecordingSpan`` (the ``LeanSpan``) as the current span (it can start child
+spans, and its requests inject the right ``traceparent``, but it cannot add attributes or
+events to the SERVER span), and the SDK's own self-metrics
+(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans.
 
 It is used only while every span processor of the provider does nothing when a span starts
 or is ending (the SDK's ``SimpleSpanProcessor`` and ``BatchSpanProcessor``, or subclasses
@@ -111,7 +111,10 @@ def sampling_bounds(sampler: Sampler) -> SamplingBounds | None:
     ``TraceIdRatioBased``, and those two alone, are what every ``OTEL_TRACES_SAMPLER`` value
     but a custom one builds. They decide from the parent's flags and the trace id only, add
     no attributes and keep the parent's trace state, so their decision is a comparison; a
-    subclass that overrides ``should_sample`` is asked, as is any other sampler.
+    subclass that overrides ``should_sample`` is asked, as is any other sampler. The SDK has
+    no public way to read a ``ParentBased``'s delegates or a static sampler's decision
+    (``_root`` and the four parent cases, ``_decision``); they are read with ``getattr``, and
+    a sampler without them is asked per span too.
     """
     rule = _bound(sampler)
     if rule is not None:
