@@ -1,4 +1,5 @@
-"""Upstreams as the admin app reports them: a real process killed past its restart intensity.
+"""Upstreams and listeners as the admin app reports them: a real process killed past its restart
+intensity, and the requests in flight a listener counts.
 
 The gateway runs under the admin app with a restart intensity of 1 in 60 s: the first kill
 is restarted, the second makes the connection give up (``failed``). ``/readyz`` must say so
@@ -9,6 +10,7 @@ it, and ``/metrics`` must put its state gauge on ``failed``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 from typing import TYPE_CHECKING
@@ -22,6 +24,7 @@ from trimcp.admin import AdminTargets, ListenerWatch, serve_admin
 from trimcp.client import BackoffPolicy
 from trimcp.config import AdminSettings, SysConfig
 from trimcp.gateway import Gateway
+from trimcp.server import MCPServer
 from trimcp.supervision import ChildSpec, open_application, which_children
 
 from ._harness import tiny
@@ -154,3 +157,61 @@ async def test_a_listener_not_bound_is_not_ready() -> None:
         assert (await client.get("/readyz")).status_code == 200
         never.stopped()
         assert (await client.get("/readyz")).status_code == 503
+
+
+async def test_a_listener_counts_the_2026_07_28_requests_in_flight() -> None:
+    # They belong to no session: the listener's own count must include them.
+    server = MCPServer("held", "1.0")
+    started, release = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        """Wait until released."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "hold",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "hold",
+    }
+    async with trio.open_nursery() as nursery:
+        serve = functools.partial(server.serve_http, host="127.0.0.1", port=0)
+        listener = await nursery.start(serve)
+        watch = ListenerWatch("http", "http", listener.url)
+        watch.http_started(listener)
+        async with (
+            _serving(Gateway(), [watch]) as client,
+            httpx.AsyncClient(timeout=None) as mcp,
+            trio.open_nursery() as calls,
+        ):
+            answers: list[httpx.Response] = []
+
+            async def call() -> None:
+                answers.append(await mcp.post(listener.url, json=body, headers=headers))
+
+            calls.start_soon(call)
+            await started.wait()
+            (look,) = (await _status(client))["listeners"]  # type: ignore[misc]
+            assert look["in_flight"] == 1
+            metrics = text_string_to_metric_families((await client.get("/metrics")).text)
+            (gauge,) = [f for f in metrics if f.name == "trimcp_requests_in_flight"]
+            assert [(s.labels, s.value) for s in gauge.samples] == [({"listener": "http"}, 1)]
+            release.set()
+        assert answers[0].json()["result"]["content"][0]["text"] == "released"
+        nursery.cancel_scope.cancel()

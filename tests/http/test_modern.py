@@ -622,8 +622,35 @@ async def test_closing_the_connection_cancels_the_handler(stream_first: bool) ->
         with trio.fail_after(10):
             await probe.ended.wait()  # the handler's finally ran: it was cancelled
         assert not probe.release.is_set()
+        await until(lambda: listener.per_request_in_flight == 0)  # not left counted
         # The endpoint still serves.
         assert text_of(await send(client, listener.url, call(2, "echo", {"text": "on"}))) == "on"
+
+
+async def test_requests_in_flight_count_a_held_request_until_it_ends() -> None:
+    # They belong to no session: the listener counts them for /status and /metrics.
+    probe = Probe()
+    async with (
+        running(build_server(probe)) as listener,
+        httpx.AsyncClient(timeout=None) as client,
+    ):
+        assert listener.per_request_in_flight == 0
+        held: list[Answer] = []
+        async with trio.open_nursery() as nursery:
+
+            async def hold() -> None:
+                body = call("h", "hold", {"stream_first": False})
+                held.append(await send(client, listener.url, body))
+
+            nursery.start_soon(hold)
+            await probe.started.wait()
+            assert listener.per_request_in_flight == 1
+            quick = await send(client, listener.url, call(2, "echo", {"text": "x"}))
+            assert text_of(quick) == "x"
+            await until(lambda: listener.per_request_in_flight == 1)  # the quick one ended
+            probe.release.set()
+        assert text_of(held[0]) == "released"
+        await until(lambda: listener.per_request_in_flight == 0)
 
 
 async def _post_until_cancelled(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> None:

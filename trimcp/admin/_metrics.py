@@ -60,7 +60,12 @@ METRICS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
         ("listener",),
         "Messages (notifications) the open sessions discarded",
     ),
-    ("trimcp_requests_in_flight", "gauge", ("listener",), "Requests running in a task"),
+    (
+        "trimcp_requests_in_flight",
+        "gauge",
+        ("listener",),
+        "Requests in flight: a session's running in a task, and 2026-07-28 ones being served",
+    ),
     (
         "trimcp_supervisor_child_restarts_total",
         "counter",

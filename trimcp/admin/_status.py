@@ -296,6 +296,8 @@ def _listener_look(
         look.dropped += box.dropped
         if record.session is not None:
             in_flight += record.session.in_flight
+    if watch.http is not None:  # 2026-07-28 requests: in no session
+        in_flight += watch.http.per_request_in_flight
     look.in_flight = in_flight
     return look
 

@@ -364,6 +364,11 @@ class McpHttpApp:
             extra.append((_SESSION_HEADER, session_id.encode("ascii")))
         await send_json(send, answers[0] if answers else b"", extra)
 
+
+    @property
+    def per_request_in_flight(self) -> int:
+        """The 2026-07-28 requests being served now (each its own POST, in no session)."""
+        return self._modern.in_flight
     def _bind(
         self, record: SessionRecord, stream: HttpSessionStream, identity: Identity | None
     ) -> None:

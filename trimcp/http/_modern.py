@@ -135,7 +135,7 @@ class _ResponseStream:
 class ModernEndpoint:
     """Serves the modern POSTs of one MCP endpoint (see the module docstring)."""
 
-    __slots__ = ("_handler", "_keepalive", "_session_options")
+    __slots__ = ("_handler", "_keepalive", "_session_options", "in_flight")
 
     def __init__(
         self, handler: RequestHandler, options: HttpOptions, session_options: SessionOptions
@@ -143,6 +143,8 @@ class ModernEndpoint:
         self._handler = handler
         self._session_options = session_options
         self._keepalive = options.keepalive_interval
+        #: Requests being served now: they belong to no session, so no session counts them.
+        self.in_flight = 0
 
     async def post(
         self,
@@ -182,7 +184,11 @@ class ModernEndpoint:
             checked = self._checked(headers, request_id, method, params)
         except JsonRpcError as error:
             raise _refusal(error) from None
-        await self._serve(checked, receive, send, identity)
+        self.in_flight += 1
+        try:
+            await self._serve(checked, receive, send, identity)
+        finally:
+            self.in_flight -= 1
 
     def _checked(
         self,

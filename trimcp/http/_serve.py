@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import logging
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import trio
@@ -61,12 +61,20 @@ class HttpListener:
     """What a started listener tells its starter: where it listens, its manager, its store.
 
     ``bound`` turns False when the listener stops (or crashes): its sockets are closed then.
+    ``app`` is the ASGI application serving the endpoint.
     """
 
     urls: list[str]
     manager: SessionManager
     store: EventStore | None = None
     bound: bool = True
+    app: McpHttpApp | None = field(default=None, repr=False)
+
+    @property
+    def per_request_in_flight(self) -> int:
+        """The 2026-07-28 requests being served now: each is its own POST and belongs to no
+        session, so the sessions' own counts leave them out."""
+        return 0 if self.app is None else self.app.per_request_in_flight
 
     @property
     def url(self) -> str:
@@ -176,7 +184,7 @@ def http_listener_spec(
                     binds = await _start_h1(nursery, app, host, port, h1)
                 urls = [bind.rstrip("/") + options.path for bind in binds]
                 logger.info("MCP over Streamable HTTP at %s", ", ".join(urls))
-                listener = HttpListener(urls, manager, chosen_store)
+                listener = HttpListener(urls, manager, chosen_store, app=app)
                 started.append(listener)
                 if on_started is not None:
                     on_started(listener)
