@@ -21,12 +21,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, TraceIdRatioBased
-from opentelemetry.trace import NonRecordingSpan, SpanKind, StatusCode
+from opentelemetry.trace import NonRecordingSpan, SpanKind, Status, StatusCode
 
 from trimcp.telemetry import OtelObserver, Peer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from opentelemetry.context import Context
     from opentelemetry.trace import Span, Tracer
@@ -96,11 +96,15 @@ class Setup:
         error_code: int | None = None,
         *,
         send: str | None = None,
+        handle: Callable[[Span], object] | None = None,
     ) -> tuple[contextvars.Context, JsonObject | None]:
-        """One request received, the handler (optionally sending ``send``) and its end;
-        return the handler's context and what its request would have sent."""
+        """One request received, the handler (given its current span to ``handle``,
+        optionally sending ``send``) and its end; return the handler's context and what its
+        request would have sent."""
         handler = contextvars.copy_context()
         probe = self.observer.server_request(method, 7, params, PEER, VERSION, handler)
+        if handle is not None:
+            handler.run(lambda: handle(trace.get_current_span()))
         sent = None
         if send is not None:
             client = handler.run(self.observer.client_request, send, {"name": "up"}, PEER, VERSION)
@@ -136,7 +140,8 @@ def facts(span: ReadableSpan) -> dict[str, object]:
         "status": (span.status.status_code, span.status.description),
         "resource": span.resource,
         "scope": span.instrumentation_scope,
-        "events": tuple(span.events),
+        "events": [(e.name, dict(e.attributes or {}), e.timestamp) for e in span.events],
+        "dropped_events": span.dropped_events,
         "links": tuple(span.links),
     }
 
@@ -302,3 +307,80 @@ def test_a_no_op_provider_records_nothing_and_passes_the_parent_on() -> None:
     probe = observer.server_request("tools/call", 1, params, PEER, VERSION, handler)
     assert f"{current(handler).get_span_context().trace_id:032x}" == PARENT_TRACE
     probe.finish("ok")
+
+
+def enrich(span: Span) -> None:
+    """What a handler may do to its current span: every recording call of the API."""
+    span.set_attribute("app.user", "ada")
+    span.set_attributes({"app.rows": 3, "app.user": "grace", "app.flags": [True, False]})
+    span.set_attribute("app.odd", {"a": (1, 2)})  # checked as the SDK checks it
+    span.add_event("looked up", {"rows": 3, "bad": object()}, timestamp=1_000)  # type: ignore[dict-item]
+    span.add_event("no attributes", timestamp=2_000)
+    try:
+        raise ValueError("no such row")
+    except ValueError as error:
+        span.record_exception(error, {"app.retry": False}, timestamp=3_000)
+    span.set_status(Status(StatusCode.ERROR, "looked in the wrong table"))
+    span.update_name("tools/call lookup")
+
+
+@pytest.mark.parametrize(("outcome", "code"), [("ok", None), ("error", -32602)])
+def test_what_a_handler_does_to_its_span_is_kept_as_the_sdk_keeps_it(
+    outcome: Outcome, code: int | None
+) -> None:
+    lean, sdk = Setup(watching=False), Setup(watching=True)
+    began = time.time_ns()
+    for setup in (lean, sdk):
+        setup.serve("tools/call", {"name": "echo"}, outcome, code, handle=enrich)
+    assert_same(lean.spans(), sdk.spans(), began)
+    (span,) = lean.spans()
+    assert span.name == "tools/call lookup"
+    assert span.attributes is not None
+    assert span.attributes["app.user"] == "grace"
+    assert [event.name for event in span.events] == ["looked up", "no attributes", "exception"]
+    assert span.events[2].attributes is not None
+    assert span.events[2].attributes["exception.type"] == "ValueError"
+    # The request's own error replaces the handler's ERROR status (as the SDK's path does).
+    description = "looked in the wrong table" if outcome == "ok" else None
+    assert (span.status.status_code, span.status.description) == (StatusCode.ERROR, description)
+
+
+def test_ok_set_by_the_handler_is_final_and_limits_are_kept_as_it_writes() -> None:
+    limits = SpanLimits(
+        max_span_attributes=8, max_attribute_length=5, max_events=2, max_event_attributes=1
+    )
+    lean, sdk = Setup(watching=False, limits=limits), Setup(watching=True, limits=limits)
+    spans: list[Span] = []
+
+    def handle(span: Span) -> None:
+        assert span.is_recording()
+        span.set_status(Status(StatusCode.OK))
+        span.set_status(StatusCode.ERROR, "too late: OK is final")
+        for number in range(12):
+            span.set_attribute(f"app.n{number}", "a long value")
+        span.set_attribute("app.n11", "again")  # an update: moved to the end of the order
+        for number in range(3):
+            span.add_event(f"e{number}", {"first": 1, "second": 2}, timestamp=number)
+        spans.append(span)
+
+    began = time.time_ns()
+    for setup in (lean, sdk):
+        setup.serve("tools/call", {"name": "echo"}, "error", -32602, handle=handle)
+    assert_same(lean.spans(), sdk.spans(), began)
+    (span,) = lean.spans()
+    assert span.status.status_code is StatusCode.OK
+    assert span.dropped_attributes > 0
+    assert span.dropped_events == 1
+    # After the end, the span records nothing more, on either path.
+    for ended in spans:
+        assert not ended.is_recording()
+        ended.set_attribute("app.late", "x")
+    assert span.attributes is not None
+    assert "app.late" not in span.attributes
+    assert "app.late" not in (sdk.spans()[0].attributes or {})
+
+
+def test_an_unsampled_span_ignores_the_handler() -> None:
+    setup = Setup(watching=False, sampler=TraceIdRatioBased(0.0))
+    setup.serve("tools/call", {"name": "echo"}, handle=enrich)
+    assert setup.spans() == []

@@ -134,6 +134,11 @@ class McpHttpApp:
         # The drain of the application this endpoint runs in (None: no graceful stop).
         self._drain = current_drain()
 
+    @property
+    def per_request_in_flight(self) -> int:
+        """The 2026-07-28 requests being served now (each its own POST, in no session)."""
+        return self._modern.in_flight
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
@@ -364,11 +369,6 @@ class McpHttpApp:
             extra.append((_SESSION_HEADER, session_id.encode("ascii")))
         await send_json(send, answers[0] if answers else b"", extra)
 
-
-    @property
-    def per_request_in_flight(self) -> int:
-        """The 2026-07-28 requests being served now (each its own POST, in no session)."""
-        return self._modern.in_flight
     def _bind(
         self, record: SessionRecord, stream: HttpSessionStream, identity: Identity | None
     ) -> None:

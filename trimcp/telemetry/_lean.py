@@ -15,11 +15,12 @@ instrumentation scope, and the sampler's decision (``ParentBased``, ratio and cu
 samplers all decide as they would; the SDK's own samplers, which decide from the parent's
 flags and the trace id alone, are turned into one comparison per span by
 ``sampling_bounds``, where asking them costs more than the rest of the start). An unsampled
-span records nothing but its context still propagates, flag 0. What it does not: the handler
-sees a ``NonRecordingSpan`` (the ``LeanSpan``) as the current span (it can start child
-spans, and its requests inject the right ``traceparent``, but it cannot add attributes or
-events to the SERVER span), and the SDK's own self-metrics
-(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans.
+span records nothing but its context still propagates, flag 0. The handler's current span is
+the ``LeanSpan`` (``_leanspan``): its child spans and requests are parented on it, and what
+it sets on it (attributes, events, exceptions, status, name) is kept as the SDK's span keeps
+it. What it does not keep: the SDK's own self-metrics
+(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans, and links added
+after the start are ignored.
 
 It is used only while every span processor of the provider does nothing when a span starts
 or is ending (the SDK's ``SimpleSpanProcessor`` and ``BatchSpanProcessor``, or subclasses
@@ -38,7 +39,7 @@ import time
 from typing import TYPE_CHECKING, Final, TypeAlias, cast, final
 
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, SpanProcessor
 from opentelemetry.sdk.trace import Tracer as SdkTracer
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.sampling import (
@@ -47,6 +48,7 @@ from opentelemetry.sdk.trace.sampling import (
     StaticSampler,
     TraceIdRatioBased,
 )
+from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import (
     DEFAULT_TRACE_STATE,
     SpanContext,
@@ -57,7 +59,7 @@ from opentelemetry.trace import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from opentelemetry.context import Context
     from opentelemetry.sdk.trace.sampling import Sampler
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace.span import TraceState
     from opentelemetry.util.types import AttributeValue
 
-    from ._leanspan import LeanSpan
+    from ._leanspan import LeanEvent, LeanSpan
 
 __all__ = ["LeanTracer", "SamplingBounds", "lean_tracer", "sampling_bounds"]
 
@@ -164,7 +166,7 @@ def lean_tracer(tracer: Tracer) -> LeanTracer | None:
     if (
         processor is None
         or not hasattr(processor, "_span_processors")
-        or limits is None
+        or not isinstance(limits, SpanLimits)
         or scope is None
     ):
         return None
@@ -180,6 +182,7 @@ class LeanTracer:
         "_enabled",
         "_id_generator",
         "_info",
+        "_limits",
         "_max_attributes",
         "_max_length",
         "_processor",
@@ -194,7 +197,7 @@ class LeanTracer:
         self,
         tracer: SdkTracer,
         processor: object,
-        limits: object,
+        limits: SpanLimits,
         scope: object,
         enabled: object,
     ) -> None:
@@ -210,8 +213,9 @@ class LeanTracer:
         self._processor = processor
         self._scope = scope
         self._enabled = enabled
-        self._max_attributes: int | None = getattr(limits, "max_span_attributes", None)
-        self._max_length: int | None = getattr(limits, "max_span_attribute_length", None)
+        self._limits = limits
+        self._max_attributes: int | None = limits.max_span_attributes
+        self._max_length: int | None = limits.max_span_attribute_length
         # The processor tuple last found quiet (processors may be added at any time).
         self._quiet: object = None
 
@@ -272,21 +276,36 @@ class LeanTracer:
         span.parent = parent
         span.start_ns = time.time_ns()
 
+    @property
+    def attribute_limits(self) -> tuple[int | None, int | None]:
+        """The provider's limits on a span's attributes: how many, how long a value."""
+        return self._max_attributes, self._max_length
+
     def end(self, started: LeanSpan, failure: Mapping[str, AttributeValue] | None) -> None:
         """Hand the finished span to the processors (nothing if it is not recorded)."""
         attributes = started.attributes
         if attributes is None:
             return
-        status = _UNSET
+        started.attributes = None  # ended: what the handler does to it now is ignored
+        status = started.status
         if failure is not None:
-            attributes = {**attributes, **failure}
-            status = _ERROR
-        if self._max_length is not None or (
-            self._max_attributes is not None and len(attributes) > self._max_attributes
+            # As the SDK's path sets them: the error's attributes, then ERROR (unless the
+            # handler set OK, which is final).
+            if started.owned:
+                for key, value in failure.items():
+                    attributes[key] = value  # type: ignore[index]  # its BoundedAttributes
+            else:
+                attributes = {**attributes, **failure}
+            if status is None or status.status_code is not StatusCode.OK:
+                status = _ERROR
+        if not started.owned and (
+            self._max_length is not None
+            or (self._max_attributes is not None and len(attributes) > self._max_attributes)
         ):
             attributes = BoundedAttributes(
                 self._max_attributes, attributes, immutable=True, max_value_len=self._max_length
             )
+        events: Sequence[Event] = () if started.events is None else self._events(started.events)
         # Positional (name, context, parent, resource, attributes, events, links, kind,
         # instrumentation info, status, start, end, scope): keywords cost a third more.
         span = ReadableSpan(
@@ -295,13 +314,33 @@ class LeanTracer:
             started.parent,
             self._resource,
             attributes,
-            (),
+            events,
             (),
             started.kind,
             self._info,
-            status,
+            status or _UNSET,
             started.start_ns,
             time.time_ns(),
             self._scope,  # type: ignore[arg-type]
         )
         self._processor.on_end(span)  # type: ignore[attr-defined]
+
+    def _events(self, added: list[LeanEvent]) -> BoundedList[Event]:
+        """The handler's events as the SDK's span keeps them, within the provider's limits."""
+        limits = self._limits
+        return BoundedList.from_seq(
+            limits.max_events,
+            [
+                Event(
+                    name,
+                    BoundedAttributes(
+                        limits.max_event_attributes,
+                        attributes,
+                        immutable=True,
+                        max_value_len=limits.max_attribute_length,
+                    ),
+                    timestamp,
+                )
+                for name, attributes, timestamp in added
+            ],
+        )

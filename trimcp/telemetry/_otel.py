@@ -31,7 +31,7 @@ Spans are made by the SDK's ``start_span`` and ``end`` only when the tracer prov
 the SDK's own (a no-op or proxy provider, another SDK) or has a span processor that watches
 spans start: with the SDK's provider, ``_lean.LeanTracer`` builds each finished span directly
 and hands it to the provider's processors, for less than half the cost (its docstring says what
-differs: the handler's current span is a ``NonRecordingSpan``).
+differs).
 
 Imports ``opentelemetry`` (``pip install 'trimcp[otel]'``): ``trimcp.telemetry`` loads this
 module only when it is asked for.
@@ -415,6 +415,9 @@ class _LeanSpan(LeanSpan):
         self._shared = shared
         self._propagator = propagator
         self._start = time.perf_counter()
+
+    def attribute_limits(self) -> tuple[int | None, int | None]:
+        return self._lean.attribute_limits
 
     def inject(self, params: JsonObject | None) -> JsonObject | None:
         propagator = self._propagator
