@@ -173,9 +173,10 @@ class Shell:
     def send(self, keys: str) -> None:
         self.child.send(keys)
 
-    def expect(self, text: str) -> str:
-        """Wait for ``text``; return what came before it (since the last expectation)."""
-        self.child.expect_exact(text)
+    def expect(self, text: str, timeout: float = TIMEOUT) -> str:
+        """Wait for ``text`` (at most ``timeout`` s); return what came before it (since the
+        last expectation)."""
+        self.child.expect_exact(text, timeout=timeout)
         return str(self.child.before)
 
     def run(self, line: str, answer: str) -> str:
@@ -320,7 +321,7 @@ def test_a_log_message_while_the_prompt_waits_goes_above_it(
     shell = open_shell()
     shell.run("/mcp call desk remind text=tea after=2", "will remind")
     shell.send("/mcp to")
-    shell.expect("[desk] notice: tea")
+    shell.expect("[desk] notice: tea", timeout=10)  # due 2 s after the call
     # The prompt is drawn again with what was typed, and typing goes on from there.
     shell.expect(PROMPT + "/mcp to")
     shell.run("ols", "mcp__desk__greet")
