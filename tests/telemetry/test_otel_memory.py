@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from trimcp.client import ClientSessionOptions
+from trimcp.client import ClientHandlers, ClientSessionOptions, ElicitRequest, ElicitResult
 from trimcp.errors import JsonRpcError
-from trimcp.server import MCPServer
+from trimcp.server import Context, MCPServer
 from trimcp.telemetry import Peer
 from trimcp.telemetry._otel import MAX_SHAPES
 from trimcp.testing import open_client_pair
@@ -109,6 +109,63 @@ async def test_a_tool_error_and_a_json_rpc_error(otel: Otel, era: str) -> None:
     ]
     # The name a client sent for a prompt that does not exist stays out of the histogram.
     assert [attrs(p).get("gen_ai.prompt.name") for p in failed] == [None]
+
+
+CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+@pytest.mark.parametrize("answer", ["decline", "refused"])
+async def test_a_request_the_server_sends_is_a_client_span_of_its_handler(
+    otel: Otel, answer: str
+) -> None:
+    # Sampling, elicitation and roots requests a handler sends (2025-11-25): CLIENT spans,
+    # children of the request being handled, their trace context in their ``_meta``.
+    server = MCPServer("asking")
+
+    @server.tool()
+    async def confirm(ctx: Context) -> str:
+        """Ask before acting."""
+        return (await ctx.elicit("Sure?", CONFIRM)).action
+
+    seen: list[JsonObject] = []
+
+    async def elicit(request: ElicitRequest) -> ElicitResult:
+        seen.append(request.params)
+        if answer == "refused":
+            raise JsonRpcError(-32600, "not now")
+        return ElicitResult(action="decline")
+
+    handlers = ClientHandlers(elicitation=elicit)
+    options = ClientSessionOptions(protocol_version="2025-11-25")
+    async with open_client_pair(server, handlers=handlers, options=options) as client:
+        result = await client.call_tool("confirm", {})
+    # The tool's own request failed: so did the tool.
+    assert result.is_error == (answer == "refused")
+    [served] = by_name(otel, "tools/call confirm", SpanKind.SERVER)
+    [asked] = by_name(otel, "elicitation/create", SpanKind.CLIENT)
+    assert asked.parent is not None
+    assert asked.parent.span_id == served.context.span_id
+    assert asked.context.trace_id == served.context.trace_id
+    assert attrs(asked)["mcp.method.name"] == "elicitation/create"
+    assert attrs(asked)["mcp.protocol.version"] == "2025-11-25"
+    assert "mcp.session.id" in attrs(asked)
+    meta = seen[0]["_meta"]
+    assert isinstance(meta, dict)
+    context = asked.context
+    assert meta["traceparent"] == (
+        f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    )
+    if answer == "refused":
+        assert attrs(asked)["error.type"] == "-32600"
+        assert asked.status.status_code is StatusCode.ERROR
+    else:
+        assert "error.type" not in attrs(asked)
+    [point] = [
+        p
+        for p in otel.points("mcp.client.operation.duration")
+        if attrs(p).get("mcp.method.name") == "elicitation/create"
+    ]
+    assert point.count == 1
 
 
 def test_attribute_shapes_stay_bounded_under_ever_new_tool_names(otel: Otel) -> None:

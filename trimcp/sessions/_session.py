@@ -849,6 +849,35 @@ class Session(Actor):
         on_progress: ProgressCallback | None,
     ) -> JsonObject:
         """Send a request to the client and wait for its result (see ``SessionHandle``)."""
+        observer = SLOT.observer if self._options.observed else None
+        if observer is None:
+            return await self._request(method, params, timeout, on_progress)
+        # A request this server sends (sampling, elicitation, roots): seen as a client sees
+        # the requests it sends, its trace context in its ``_meta``.
+        probe = observer.client_request(
+            method, params, self.peer, self.connection.negotiated_version
+        )
+        try:
+            result = await self._request(method, probe.inject(params), timeout, on_progress)
+        except JsonRpcError as exc:
+            probe.finish("error", exc.code)
+            raise
+        except Exception:
+            probe.finish("error")
+            raise
+        except BaseException:  # cancelled: recorded, never swallowed
+            probe.finish("cancelled")
+            raise
+        probe.finish(result_outcome(method, result))
+        return result
+
+    async def _request(
+        self,
+        method: str,
+        params: JsonObject | None,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> JsonObject:
         request_id, data = self.connection.send_request(method, params)
         waiter: Waiter = PendingAnswer()
         if self._outgoing is None:
