@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+import trio
 from opentelemetry.trace import SpanKind, StatusCode
 
 from trimcp.client import ClientHandlers, ClientSessionOptions, ElicitRequest, ElicitResult
@@ -114,18 +115,21 @@ async def test_a_tool_error_and_a_json_rpc_error(otel: Otel, era: str) -> None:
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
 
-@pytest.mark.parametrize("answer", ["decline", "refused"])
+@pytest.mark.parametrize("answer", ["decline", "refused", "never"])
 async def test_a_request_the_server_sends_is_a_client_span_of_its_handler(
     otel: Otel, answer: str
 ) -> None:
     # Sampling, elicitation and roots requests a handler sends (2025-11-25): CLIENT spans,
-    # children of the request being handled, their trace context in their ``_meta``.
+    # children of the request being handled, their trace context in their ``_meta``; the
+    # client answering one continues the trace with a SERVER span.
     server = MCPServer("asking")
 
     @server.tool()
     async def confirm(ctx: Context) -> str:
         """Ask before acting."""
-        return (await ctx.elicit("Sure?", CONFIRM)).action
+        # Never answered: the server gives up (it cancels the request) at once.
+        timeout = 0.001 if answer == "never" else None
+        return (await ctx.elicit("Sure?", CONFIRM, timeout=timeout)).action
 
     seen: list[JsonObject] = []
 
@@ -133,14 +137,17 @@ async def test_a_request_the_server_sends_is_a_client_span_of_its_handler(
         seen.append(request.params)
         if answer == "refused":
             raise JsonRpcError(-32600, "not now")
+        if answer == "never":
+            await trio.sleep_forever()
         return ElicitResult(action="decline")
 
     handlers = ClientHandlers(elicitation=elicit)
     options = ClientSessionOptions(protocol_version="2025-11-25")
     async with open_client_pair(server, handlers=handlers, options=options) as client:
         result = await client.call_tool("confirm", {})
-    # The tool's own request failed: so did the tool.
-    assert result.is_error == (answer == "refused")
+    # The tool's own request failed: so did the tool. (A handler never answering has ended,
+    # cancelled, by the time the pair is closed.)
+    assert result.is_error == (answer != "decline")
     [served] = by_name(otel, "tools/call confirm", SpanKind.SERVER)
     [asked] = by_name(otel, "elicitation/create", SpanKind.CLIENT)
     assert asked.parent is not None
@@ -155,11 +162,22 @@ async def test_a_request_the_server_sends_is_a_client_span_of_its_handler(
     assert meta["traceparent"] == (
         f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
     )
+    # The client's handling of it is a SERVER span of the same trace: its child.
+    [answered] = by_name(otel, "elicitation/create", SpanKind.SERVER)
+    assert answered.parent is not None
+    assert answered.parent.span_id == asked.context.span_id
+    assert answered.context.trace_id == served.context.trace_id
+    assert "jsonrpc.request.id" in attrs(answered)
     if answer == "refused":
         assert attrs(asked)["error.type"] == "-32600"
         assert asked.status.status_code is StatusCode.ERROR
+        assert attrs(answered)["error.type"] == "-32600"
+    elif answer == "never":
+        assert attrs(asked)["error.type"] == "_OTHER"  # no answer: no code
+        assert attrs(answered)["error.type"] == "cancelled"
     else:
         assert "error.type" not in attrs(asked)
+        assert "error.type" not in attrs(answered)
     [point] = [
         p
         for p in otel.points("mcp.client.operation.duration")

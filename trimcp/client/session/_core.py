@@ -77,7 +77,7 @@ if TYPE_CHECKING:
         Request,
         RequestId,
     )
-    from trimcp.telemetry import ClientProbe, SessionProbe
+    from trimcp.telemetry import ClientProbe, RequestProbe, SessionProbe
     from trimcp.transports import MessageStream
 
     from ._options import ClientSessionOptions
@@ -640,19 +640,38 @@ class SessionCore:
 
     async def _serve(self, conn: ClientConnection, request: Request) -> None:
         key = (self._generation, request.id)
+        observer = SLOT.observer
+        probe: RequestProbe | None = None
+        if observer is not None:
+            # A request the server sent (sampling, elicitation, roots), seen as a server sees
+            # the requests it serves: its span continues the trace in the request's _meta.
+            self.peer = peer = with_session_id(self.peer, self._stream)
+            probe = observer.server_request(
+                request.method, request.id, request.params, peer, self.protocol_version, None
+            )
         with trio.CancelScope() as scope:
             self._serving[key] = scope
             try:
                 result = await self._hooks.answer(request)
             except JsonRpcError as exc:
-                self._finish(conn, request, error_object_for(exc))
+                answer: JsonObject | ErrorObject = error_object_for(exc)
             except Exception as exc:
                 logger.exception("the handler for the server's %s failed", request.method)
-                self._finish(conn, request, error_object_for(exc))
+                answer = error_object_for(exc)
+            except BaseException:  # cancelled: recorded, never swallowed
+                if probe is not None:
+                    probe.finish("cancelled")
+                raise
             else:
-                self._finish(conn, request, result)
+                answer = result
             finally:
                 del self._serving[key]
+            if probe is not None:
+                if isinstance(answer, ErrorObject):
+                    probe.finish("error", answer.code)
+                else:
+                    probe.finish(result_outcome(request.method, answer))
+            self._finish(conn, request, answer)
         if scope.cancelled_caught:  # the server cancelled it: no answer, but stop tracking
             self._finish(conn, request, error_object_for(RuntimeError("cancelled")))
 
