@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
+from opentelemetry import trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from trimcp.client import ClientHandlers, ClientSessionOptions, ElicitRequest, ElicitResult
@@ -18,6 +19,7 @@ from trimcp.testing import open_client_pair
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import HistogramDataPoint
     from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext
 
     from tests.telemetry.conftest import Otel
     from trimcp.protocol import JsonObject
@@ -132,9 +134,11 @@ async def test_a_request_the_server_sends_is_a_client_span_of_its_handler(
         return (await ctx.elicit("Sure?", CONFIRM, timeout=timeout)).action
 
     seen: list[JsonObject] = []
+    current: list[SpanContext] = []
 
     async def elicit(request: ElicitRequest) -> ElicitResult:
         seen.append(request.params)
+        current.append(trace.get_current_span().get_span_context())
         if answer == "refused":
             raise JsonRpcError(-32600, "not now")
         if answer == "never":
@@ -168,6 +172,7 @@ async def test_a_request_the_server_sends_is_a_client_span_of_its_handler(
     assert answered.parent.span_id == asked.context.span_id
     assert answered.context.trace_id == served.context.trace_id
     assert "jsonrpc.request.id" in attrs(answered)
+    assert current == [answered.context]  # the client's handler runs inside it
     if answer == "refused":
         assert attrs(asked)["error.type"] == "-32600"
         assert asked.status.status_code is StatusCode.ERROR

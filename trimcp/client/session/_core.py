@@ -25,6 +25,7 @@ were already in flight fail (they may have run).
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
 from dataclasses import dataclass
@@ -608,8 +609,7 @@ class SessionCore:
             self._notes_queued += 1
             self._inbox_send.send_nowait(event.notification)
         elif isinstance(event, RequestReceived):
-            assert self._nursery is not None
-            self._nursery.start_soon(self._serve, self._conn, event.request)
+            self._start_serving(event.request)
         elif isinstance(event, CancelReceived):
             scope = self._serving.get((generation, event.request_id))
             if scope is not None:
@@ -638,17 +638,27 @@ class SessionCore:
 
     # --- server requests and notifications ------------------------------------------------
 
-    async def _serve(self, conn: ClientConnection, request: Request) -> None:
-        key = (self._generation, request.id)
+    def _start_serving(self, request: Request) -> None:
+        """Answer a request the server sent (sampling, elicitation, roots) in a task."""
+        assert self._nursery is not None
         observer = SLOT.observer
-        probe: RequestProbe | None = None
-        if observer is not None:
-            # A request the server sent (sampling, elicitation, roots), seen as a server sees
-            # the requests it serves: its span continues the trace in the request's _meta.
-            self.peer = peer = with_session_id(self.peer, self._stream)
-            probe = observer.server_request(
-                request.method, request.id, request.params, peer, self.protocol_version, None
-            )
+        if observer is None:
+            self._nursery.start_soon(self._serve, self._conn, request, None)
+            return
+        # Seen as a server sees the requests it serves: its span continues the trace in the
+        # request's _meta, and is the current one in the handler's context. A task started
+        # inside a context gets a copy of it: the handler's task is started in that one.
+        self.peer = peer = with_session_id(self.peer, self._stream)
+        context = contextvars.copy_context()
+        probe = observer.server_request(
+            request.method, request.id, request.params, peer, self.protocol_version, context
+        )
+        context.run(self._nursery.start_soon, self._serve, self._conn, request, probe)
+
+    async def _serve(
+        self, conn: ClientConnection, request: Request, probe: RequestProbe | None
+    ) -> None:
+        key = (self._generation, request.id)
         with trio.CancelScope() as scope:
             self._serving[key] = scope
             try:
