@@ -21,9 +21,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, TraceIdRatioBased
-from opentelemetry.trace import NonRecordingSpan, SpanKind, Status, StatusCode
+from opentelemetry.trace import (
+    INVALID_SPAN_CONTEXT,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+)
 
 from trimcp.telemetry import OtelObserver, Peer
+from trimcp.telemetry._leanspan import LeanSpan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -142,7 +149,8 @@ def facts(span: ReadableSpan) -> dict[str, object]:
         "scope": span.instrumentation_scope,
         "events": [(e.name, dict(e.attributes or {}), e.timestamp) for e in span.events],
         "dropped_events": span.dropped_events,
-        "links": tuple(span.links),
+        "links": [(link.context, dict(link.attributes or {})) for link in span.links],
+        "dropped_links": span.dropped_links,
     }
 
 
@@ -200,8 +208,9 @@ def test_a_lean_span_is_the_span_the_sdk_made(
         assert server.status.status_code is StatusCode.ERROR
         assert server.attributes is not None
         assert "error.type" in server.attributes
-    # The handler's current span has the SERVER span's context, recording or not.
-    assert isinstance(current(lean_handler), NonRecordingSpan)
+    # The handler's current span has the SERVER span's context, recording or not, and
+    # records nothing once the request ended.
+    assert not current(lean_handler).is_recording()
     assert current(lean_handler).get_span_context() == server.context
     assert current(sdk_handler).get_span_context() == server.context
 
@@ -250,7 +259,7 @@ def test_a_processor_added_later_that_watches_starts_brings_back_the_sdk_path() 
     setup.provider.add_span_processor(watcher)
     handler, _ = setup.serve("tools/call", {"name": "echo"})
     assert watcher.started == 1
-    assert not isinstance(current(handler), NonRecordingSpan)  # the SDK's own span
+    assert not isinstance(current(handler), LeanSpan)  # the SDK's own span
     assert len(setup.spans()) == 2
 
 
@@ -322,6 +331,9 @@ def enrich(span: Span) -> None:
         span.record_exception(error, {"app.retry": False}, timestamp=3_000)
     span.set_status(Status(StatusCode.ERROR, "looked in the wrong table"))
     span.update_name("tools/call lookup")
+    linked = SpanContext(int(PARENT_TRACE, 16), int(PARENT_SPAN, 16), is_remote=True)
+    span.add_link(linked, {"app.why": "same order"})
+    span.add_link(INVALID_SPAN_CONTEXT)  # a link to nothing, carrying nothing: not kept
 
 
 @pytest.mark.parametrize(("outcome", "code"), [("ok", None), ("error", -32602)])
@@ -338,6 +350,7 @@ def test_what_a_handler_does_to_its_span_is_kept_as_the_sdk_keeps_it(
     assert span.attributes is not None
     assert span.attributes["app.user"] == "grace"
     assert [event.name for event in span.events] == ["looked up", "no attributes", "exception"]
+    assert [dict(link.attributes or {}) for link in span.links] == [{"app.why": "same order"}]
     assert span.events[2].attributes is not None
     assert span.events[2].attributes["exception.type"] == "ValueError"
     # The request's own error replaces the handler's ERROR status (as the SDK's path does).
@@ -347,7 +360,12 @@ def test_what_a_handler_does_to_its_span_is_kept_as_the_sdk_keeps_it(
 
 def test_ok_set_by_the_handler_is_final_and_limits_are_kept_as_it_writes() -> None:
     limits = SpanLimits(
-        max_span_attributes=8, max_attribute_length=5, max_events=2, max_event_attributes=1
+        max_span_attributes=8,
+        max_attribute_length=5,
+        max_events=2,
+        max_event_attributes=1,
+        max_links=2,
+        max_link_attributes=1,
     )
     lean, sdk = Setup(watching=False, limits=limits), Setup(watching=True, limits=limits)
     spans: list[Span] = []
@@ -361,6 +379,9 @@ def test_ok_set_by_the_handler_is_final_and_limits_are_kept_as_it_writes() -> No
         span.set_attribute("app.n11", "again")  # an update: moved to the end of the order
         for number in range(3):
             span.add_event(f"e{number}", {"first": 1, "second": 2}, timestamp=number)
+            span.add_link(
+                SpanContext(number + 1, number + 1, is_remote=False), {"first": 1, "second": 2}
+            )
         spans.append(span)
 
     began = time.time_ns()
@@ -371,6 +392,7 @@ def test_ok_set_by_the_handler_is_final_and_limits_are_kept_as_it_writes() -> No
     assert span.status.status_code is StatusCode.OK
     assert span.dropped_attributes > 0
     assert span.dropped_events == 1
+    assert span.dropped_links == 1
     # After the end, the span records nothing more, on either path.
     for ended in spans:
         assert not ended.is_recording()

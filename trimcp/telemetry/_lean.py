@@ -17,10 +17,10 @@ flags and the trace id alone, are turned into one comparison per span by
 ``sampling_bounds``, where asking them costs more than the rest of the start). An unsampled
 span records nothing but its context still propagates, flag 0. The handler's current span is
 the ``LeanSpan`` (``_leanspan``): its child spans and requests are parented on it, and what
-it sets on it (attributes, events, exceptions, status, name) is kept as the SDK's span keeps
-it. What it does not keep: the SDK's own self-metrics
-(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans, and links added
-after the start are ignored.
+it sets on it (attributes, events, exceptions, links, status, name) is kept as the SDK's
+span keeps it. What differs: the SDK's own self-metrics
+(``OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED``) do not count these spans, and the handler
+cannot end the span (trimcp ends it).
 
 It is used only while every span processor of the provider does nothing when a span starts
 or is ending (the SDK's ``SimpleSpanProcessor`` and ``BatchSpanProcessor``, or subclasses
@@ -51,6 +51,7 @@ from opentelemetry.sdk.trace.sampling import (
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import (
     DEFAULT_TRACE_STATE,
+    Link,
     SpanContext,
     Status,
     StatusCode,
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.sampling import Sampler
     from opentelemetry.trace import Tracer
     from opentelemetry.trace.span import TraceState
-    from opentelemetry.util.types import AttributeValue
+    from opentelemetry.util.types import Attributes, AttributeValue
 
     from ._leanspan import LeanEvent, LeanSpan
 
@@ -306,6 +307,7 @@ class LeanTracer:
                 self._max_attributes, attributes, immutable=True, max_value_len=self._max_length
             )
         events: Sequence[Event] = () if started.events is None else self._events(started.events)
+        links: Sequence[Link] = () if started.links is None else self._links(started.links)
         # Positional (name, context, parent, resource, attributes, events, links, kind,
         # instrumentation info, status, start, end, scope): keywords cost a third more.
         span = ReadableSpan(
@@ -315,7 +317,7 @@ class LeanTracer:
             self._resource,
             attributes,
             events,
-            (),
+            links,
             started.kind,
             self._info,
             status or _UNSET,
@@ -324,6 +326,25 @@ class LeanTracer:
             self._scope,  # type: ignore[arg-type]
         )
         self._processor.on_end(span)  # type: ignore[attr-defined]
+
+    def _links(self, added: list[tuple[SpanContext, Attributes]]) -> BoundedList[Link]:
+        """The handler's links as the SDK's span keeps them, within the provider's limits."""
+        limits = self._limits
+        return BoundedList.from_seq(
+            limits.max_links,
+            [
+                Link(
+                    context,
+                    BoundedAttributes(
+                        limits.max_link_attributes,
+                        attributes,
+                        immutable=True,
+                        max_value_len=limits.max_attribute_length,
+                    ),
+                )
+                for context, attributes in added
+            ],
+        )
 
     def _events(self, added: list[LeanEvent]) -> BoundedList[Event]:
         """The handler's events as the SDK's span keeps them, within the provider's limits."""

@@ -10,8 +10,8 @@ While the span records (it was sampled and has not ended), what a handler does t
 current span is kept as the SDK's ``Span`` keeps it (the API's semantics,
 https://opentelemetry.io/docs/specs/otel/trace/api/#span-operations): ``set_attribute`` and
 ``set_attributes``, ``add_event`` and ``record_exception``, ``set_status`` (``OK`` is final,
-``UNSET`` is ignored) and ``update_name``; attribute values are checked and the provider's
-span limits kept as they are set, events' when the span ends. ``add_link`` is ignored.
+``UNSET`` is ignored), ``update_name`` and ``add_link``; attribute values are checked and
+the provider's span limits kept as they are set, events' and links' when the span ends.
 Unlike the SDK's, these calls take no lock: a handler runs in the server's one thread.
 """
 
@@ -22,7 +22,7 @@ import traceback
 from typing import TYPE_CHECKING, ClassVar
 
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.trace import INVALID_SPAN_CONTEXT, NonRecordingSpan, SpanContext
+from opentelemetry.trace import INVALID_SPAN_CONTEXT, Span, SpanContext
 from opentelemetry.trace.status import Status, StatusCode
 
 if TYPE_CHECKING:
@@ -37,21 +37,25 @@ __all__ = ["LeanEvent", "LeanSpan"]
 LeanEvent = tuple[str, "Attributes", int]
 
 
-class LeanSpan(NonRecordingSpan):
+class LeanSpan(Span):
     """A span started by ``LeanTracer.start`` (see the module docstring).
 
     ``attributes`` is None once the sampler said not to record it, and once it ended.
 
-    What only a handler sets (``events``, ``status``, ``owned``) starts as a class default
-    and is stored on the instance when it is first set: a request whose handler leaves the
-    span alone pays nothing for them. (``NonRecordingSpan`` declares no ``__slots__``, so
-    every instance has a ``__dict__`` for them.)
+    What only a handler sets (``events``, ``links``, ``status``, ``owned``) starts as a class
+    default and is stored on the instance when it is first set: a request whose handler
+    leaves the span alone pays nothing for them. (The API's ``Span`` declares no
+    ``__slots__``, so every instance has a ``__dict__`` for them.)
+
+    ``end`` does nothing: trimcp ends the span when the request ends.
     """
 
     __slots__ = ("attributes", "context", "kind", "name", "parent", "start_ns")
 
     #: Events added by the handler, in order; None: none.
     events: ClassVar[list[LeanEvent] | None] = None
+    #: Links added by the handler (valid ones only), in order; None: none.
+    links: ClassVar[list[tuple[SpanContext, Attributes]] | None] = None
     #: The status the handler set; None: it set none.
     status: ClassVar[Status | None] = None
     #: Whether ``attributes`` is this span's own ``BoundedAttributes`` (a handler wrote to
@@ -59,7 +63,7 @@ class LeanSpan(NonRecordingSpan):
     owned: ClassVar[bool] = False
 
     def __init__(self, name: str, kind: SpanKind, attributes: Mapping[str, AttributeValue]) -> None:
-        # NonRecordingSpan's own __init__ is not called: the context comes with ``start``.
+        # The context comes with ``LeanTracer.start``.
         self.name = name
         self.kind = kind
         self.attributes: Mapping[str, AttributeValue] | None = attributes
@@ -69,6 +73,9 @@ class LeanSpan(NonRecordingSpan):
 
     def get_span_context(self) -> SpanContext:
         return self.context
+
+    def end(self, end_time: int | None = None) -> None:
+        pass  # trimcp's: the span ends with its request (``LeanTracer.end``)
 
     def is_recording(self) -> bool:
         return self.attributes is not None
@@ -105,6 +112,17 @@ class LeanSpan(NonRecordingSpan):
             self.events = [event]  # type: ignore[misc]  # the instance's own
         else:
             self.events.append(event)
+
+    def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
+        if self.attributes is None:
+            return
+        # A link to an invalid context is kept only for what it carries (the SDK's rule).
+        if not (context.is_valid or attributes or context.trace_state):
+            return
+        if self.links is None:
+            self.links = [(context, attributes)]  # type: ignore[misc]  # the instance's own
+        else:
+            self.links.append((context, attributes))
 
     def record_exception(
         self,

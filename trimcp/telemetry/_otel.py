@@ -195,8 +195,8 @@ class OtelObserver(Installable):
             )
             lean.start(probe, parent)
             if context is not None:
-                # The probe is the handler's current span: it carries the context only, so
-                # what the handler sends is this span's child.
+                # The probe is the handler's current span: what the handler sends is its
+                # child, and what the handler sets on it is kept (``LeanSpan``).
                 context.run(otel_context.attach, trace.set_span_in_context(probe))
             return probe
         span = self._tracer.start_span(
