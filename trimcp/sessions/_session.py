@@ -84,7 +84,7 @@ from trimcp.protocol import (
     error_object_for,
 )
 from trimcp.supervision import DRAIN, DRAINABLE_PHASES, DRAINING, current_drain
-from trimcp.telemetry import SLOT, Peer, result_outcome
+from trimcp.telemetry import SLOT, Peer, finish_raised, result_outcome
 from trimcp.transports import (
     AsgiWebSocketStream,
     PendingAnswer,
@@ -859,14 +859,8 @@ class Session(Actor):
         )
         try:
             result = await self._request(method, probe.inject(params), timeout, on_progress)
-        except JsonRpcError as exc:
-            probe.finish("error", exc.code)
-            raise
-        except Exception:
-            probe.finish("error")
-            raise
-        except BaseException:  # cancelled: recorded, never swallowed
-            probe.finish("cancelled")
+        except BaseException as exc:  # recorded, never swallowed
+            finish_raised(probe, exc)
             raise
         probe.finish(result_outcome(method, result))
         return result

@@ -38,6 +38,7 @@ from ._seam import Peer as Peer
 from ._seam import RequestProbe as RequestProbe
 from ._seam import SessionProbe as SessionProbe
 from ._seam import Transport as Transport
+from ._seam import finish_raised as finish_raised
 from ._seam import install as install
 from ._seam import installed as installed
 from ._seam import result_outcome as result_outcome
@@ -80,6 +81,7 @@ __all__ = [
     "SessionProbe",
     "Transport",
     "configure_otel",
+    "finish_raised",
     "install",
     "installed",
     "instrument",

@@ -9,14 +9,16 @@ What is installed is an ``Observer``: it is told a request started (and returns 
 ``SessionProbe``). Several observers may be on at once (Prometheus counters, OpenTelemetry,
 the request log): ``install`` composes them, so the hot path still sees a single one.
 
-This module knows only ``trimcp.protocol``'s types: the sessions and the client call it, never
-the other way round (tests/test_layering.py).
+This module knows only ``trimcp.protocol``'s types and ``trimcp.errors``: the sessions and the
+client call it, never the other way round (tests/test_layering.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, Protocol, Self, cast, final
+
+from trimcp.errors import JsonRpcError
 
 if TYPE_CHECKING:
     from contextvars import Context
@@ -37,6 +39,7 @@ __all__ = [
     "ServerRequestsOnly",
     "SessionProbe",
     "Transport",
+    "finish_raised",
     "install",
     "installed",
     "result_outcome",
@@ -323,6 +326,18 @@ def result_outcome(method: str, result: JsonObject) -> Outcome:
     if method == "tools/call" and result.get("isError") is True:
         return "tool_error"
     return "ok"
+
+
+def finish_raised(probe: RequestProbe | ClientProbe, raised: BaseException) -> None:
+    """Finish ``probe`` for a request that ended by raising ``raised``: a JSON-RPC error with
+    its code, any other exception as an error without one, and anything else (trio's
+    ``Cancelled``, ``KeyboardInterrupt``) as ``cancelled``."""
+    if isinstance(raised, JsonRpcError):
+        probe.finish("error", raised.code)
+    elif isinstance(raised, Exception):
+        probe.finish("error")
+    else:
+        probe.finish("cancelled")
 
 
 @final

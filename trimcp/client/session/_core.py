@@ -60,7 +60,7 @@ from trimcp.protocol import (
     UnexpectedResponse,
     error_object_for,
 )
-from trimcp.telemetry import SLOT, Peer, result_outcome
+from trimcp.telemetry import SLOT, Peer, finish_raised, result_outcome
 from trimcp.transports import PendingAnswer, ReadyMarker
 
 from ._errors import CLOSED_BY_CLIENT, connection_lost, error_from
@@ -366,7 +366,7 @@ class SessionCore:
 
     # --- requests -------------------------------------------------------------------------
 
-    async def request(  # noqa: C901  # the telemetry hooks inline: no call when off
+    async def request(  # the telemetry hooks inline: no call when off
         self,
         method: str,
         params: JsonObject | None = None,
@@ -401,17 +401,9 @@ class SessionCore:
                     result = await self._request_once(method, params, sent)
                 except _RetryableExpiry as second:
                     raise second.cause from None
-        except JsonRpcError as exc:
+        except BaseException as exc:  # recorded, never swallowed
             if probe is not None:
-                probe.finish("error", exc.code)
-            raise
-        except Exception:
-            if probe is not None:
-                probe.finish("error")
-            raise
-        except BaseException:  # cancelled: recorded, never swallowed
-            if probe is not None:
-                probe.finish("cancelled")
+                finish_raised(probe, exc)
             raise
         if probe is not None:
             probe.finish(result_outcome(method, result))
