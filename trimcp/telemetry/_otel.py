@@ -183,11 +183,7 @@ class OtelObserver(Installable):
         if isinstance(meta, dict) and any(key in meta for key in TRACE_KEYS):
             parent = self._propagator.extract(meta)
         # All attributes at the start: setting them later takes the span's lock once more.
-        span_attributes = {**shared, "jsonrpc.request.id": str(request_id)}
-        if uri is not None:
-            span_attributes["mcp.resource.uri"] = uri
-        if peer.session_id is not None:
-            span_attributes["mcp.session.id"] = peer.session_id
+        span_attributes = _own({**shared, "jsonrpc.request.id": str(request_id)}, uri, peer)
         lean = self._lean
         if lean is not None and lean.usable():
             probe = _LeanSpan(
@@ -214,11 +210,7 @@ class OtelObserver(Installable):
         shared, name, uri = self._shape(method, params, peer, protocol_version)
         span_attributes = shared
         if uri is not None or peer.session_id is not None:
-            span_attributes = {**shared}
-            if uri is not None:
-                span_attributes["mcp.resource.uri"] = uri
-            if peer.session_id is not None:
-                span_attributes["mcp.session.id"] = peer.session_id
+            span_attributes = _own({**shared}, uri, peer)
         lean = self._lean
         if lean is not None and lean.usable():
             probe = _LeanSpan(
@@ -311,6 +303,15 @@ def _histogram(meter: Meter, name: str, description: str) -> Histogram:
         description=description,
         explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
     )
+
+
+def _own(attributes: Attributes, uri: str | None, peer: Peer) -> Attributes:
+    """``attributes`` (a span's own copy) with what is this request's or session's alone."""
+    if uri is not None:
+        attributes["mcp.resource.uri"] = uri
+    if peer.session_id is not None:
+        attributes["mcp.session.id"] = peer.session_id
+    return attributes
 
 
 def _string(value: object) -> str | None:
