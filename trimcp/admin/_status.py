@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Snapshot", "health_only", "look", "upstream_json"]
 
-#: Children listed per supervisor in the tree (sessions are counted beyond this).
-TREE_MAX_CHILDREN = 50
 #: Seconds one actor (a supervisor, a connection) gets to answer a look.
 LOOK_TIMEOUT = 1.0
 
@@ -200,7 +198,11 @@ async def look(targets: AdminTargets, settings: AdminSettings, *, detail: bool =
     if app is not None and detail:
         grafts = _grafts(targets)
         tree = await describe_tree(
-            app.supervisor, max_children=TREE_MAX_CHILDREN, timeout=LOOK_TIMEOUT, subtrees=grafts
+            # describe_tree's own bound on the children listed per supervisor (50; sessions
+            # beyond it are counted).
+            app.supervisor,
+            timeout=LOOK_TIMEOUT,
+            subtrees=grafts,
         )
     return Snapshot(
         application=app,
