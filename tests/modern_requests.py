@@ -3,13 +3,15 @@
 ``ModernClient`` sends each request as a ``ModernRequest`` over a checked ``_meta`` (what
 the HTTP endpoint and the stdio lane do once they have read a body), numbering the ids as a
 client would; ``Sink`` is the transport's end of a request's own messages (its progress and
-log notifications, kept in order). Used by the server's MRTR and Tasks-extension tests and
-the gateway's 2026-07-28 tests.
+log notifications, kept in order); ``Probe`` is what a tool held open reports. Used by the
+server's MRTR and Tasks-extension tests, the gateway's 2026-07-28 tests, and the HTTP
+endpoint's and the stdio lane's.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -23,7 +25,17 @@ if TYPE_CHECKING:
     from trimcp.protocol import JsonObject
     from trimcp.sessions import RequestHandler
 
-__all__ = ["ModernClient", "Sink", "accept", "identity"]
+__all__ = ["ModernClient", "Probe", "Sink", "accept", "identity"]
+
+
+@dataclass
+class Probe:
+    """What a ``hold`` tool reports: it started, and its ``finally`` ran (it was released or
+    cancelled); ``release`` lets it return."""
+
+    started: trio.Event = field(default_factory=trio.Event)
+    ended: trio.Event = field(default_factory=trio.Event)
+    release: trio.Event = field(default_factory=trio.Event)
 
 
 class Sink:

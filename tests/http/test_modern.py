@@ -16,7 +16,7 @@ import json
 import logging
 import math
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
+from tests.modern_requests import Probe
 from trimcp.auth import Identity, ResourceMetadata, ResourceServer
 from trimcp.errors import InvalidToken
 from trimcp.http import HttpListener, HttpOptions
@@ -76,15 +77,6 @@ def conforms(value: object, name: str) -> None:
 
 
 # --- the server under test -------------------------------------------------------------------
-
-
-@dataclass
-class Probe:
-    """What the ``hold`` tool reports: it started, and its ``finally`` ran (cancelled)."""
-
-    started: trio.Event = field(default_factory=trio.Event)
-    ended: trio.Event = field(default_factory=trio.Event)
-    release: trio.Event = field(default_factory=trio.Event)
 
 
 def build_server(probe: Probe | None = None) -> MCPServer:

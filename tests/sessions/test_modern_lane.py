@@ -23,6 +23,7 @@ import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
+from tests.modern_requests import Probe
 from trimcp.protocol import DEFAULT_MAX_MESSAGE_SIZE
 from trimcp.server import Context, MCPServer
 from trimcp.sessions import serve_stdio
@@ -37,15 +38,6 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Probe:
-    """What the ``hold`` tool reports: it started, and its ``finally`` ran."""
-
-    started: trio.Event = field(default_factory=trio.Event)
-    ended: trio.Event = field(default_factory=trio.Event)
-    release: trio.Event = field(default_factory=trio.Event)
 
 
 def build_server(probe: Probe | None = None) -> MCPServer:
